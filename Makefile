@@ -1,0 +1,44 @@
+# dpsynth: one job per target.  Works on a fresh machine with only Python 3.11:
+# the first target that needs it creates .venv and installs the package.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export COLUMNS := 100
+
+.PHONY: install demo test test-slow lint bench bench-quick clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	@mkdir -p demo_out
+	$(BIN)/dpsynth release -c configs/adult.yaml -i sample_data/adult.csv -o demo_out/adult_synth.csv \
+	    -r demo_out/adult_synth.report.json --force
+	@echo "--- report summary (demo_out/adult_synth.report.json)"
+	@$(BIN)/python -c "import json; r=json.load(open('demo_out/adult_synth.report.json')); p=r['privacy']; \
+	print('algorithm', r['algorithm']['name'], '| epsilon spent', p['epsilon_spent'], 'of', p['epsilon_requested'], \
+	'|', p['composition']['theorem'], 'composition |', len(r['ledger']), 'ledger entries |', r['output']['rows'], 'rows')"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check dpsynth tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run --grid full
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m benchmarks.run --grid quick
+
+clean:
+	rm -rf $(VENV) demo_out .pytest_cache

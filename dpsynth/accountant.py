@@ -1,0 +1,229 @@
+"""The privacy ledger: every mechanism call is recorded here, and checked *before* it runs.
+
+The ledger knows nothing about pandas, files or the command line.  It holds the
+requested budget (ε, δ), a list of :class:`Charge` records and a
+:class:`Composition` rule that turns the charges into a total (ε, δ).  A
+charge that would push the total over the budget raises :class:`BudgetError`
+and is not recorded, so a mechanism never draws noise it cannot pay for.
+
+Totals are summed exactly: each float is converted to a :class:`fractions.Fraction`
+(which represents a double exactly), so rounding can never hide an overspend.
+Use :func:`split_budget` to divide a budget into float parts whose exact sum
+does not exceed the whole.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from typing import Protocol, Sequence
+
+from .errors import BudgetError
+
+__all__ = [
+    "Charge",
+    "Composition",
+    "BasicComposition",
+    "ZCDPComposition",
+    "Ledger",
+    "split_budget",
+    "exact_sum",
+    "zcdp_to_approx_dp",
+]
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One mechanism invocation (or a batch of identical ones) in the ledger.
+
+    ``epsilon``/``delta`` are the pure/approximate DP cost of this entry under
+    basic composition.  ``rho`` is its zero-concentrated DP cost when the
+    mechanism has one (Gaussian noise, bounded-range exponential mechanism).
+    ``measured`` describes *what* was measured using public names only.
+    """
+
+    stage: str
+    mechanism: str
+    sensitivity: float
+    epsilon: float
+    delta: float = 0.0
+    scale: float | None = None
+    rho: float | None = None
+    measured: str = ""
+    count: int = 1
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def exact_sum(values: Sequence[float]) -> Fraction:
+    """Exact sum of floats (each double is a dyadic rational)."""
+    total = Fraction(0)
+    for v in values:
+        total += Fraction(float(v))
+    return total
+
+
+def split_budget(total: float, weights: Sequence[float]) -> list[float]:
+    """Split ``total`` proportionally to ``weights`` into floats whose exact sum is ≤ ``total``.
+
+    Each part is rounded down one ulp at a time until the exact sum fits, so a
+    ledger that receives all the parts never refuses the last one by rounding.
+    """
+    if total < 0 or not math.isfinite(total):
+        raise BudgetError(f"budget must be a finite number >= 0, got {total!r}")
+    w = [float(x) for x in weights]
+    if not w or any(x < 0 or not math.isfinite(x) for x in w) or sum(w) <= 0:
+        raise BudgetError("budget weights must be finite, non-negative and not all zero")
+    s = sum(w)
+    parts = [total * x / s for x in w]
+    target = Fraction(float(total))
+    i = 0
+    while exact_sum(parts) > target:
+        j = i % len(parts)
+        if parts[j] > 0:
+            parts[j] = math.nextafter(parts[j], 0.0)
+        i += 1
+    return parts
+
+
+def zcdp_to_approx_dp(rho: float, delta: float) -> float:
+    """ε of (ε, δ)-DP implied by ρ-zCDP: ε = ρ + 2·sqrt(ρ·ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3)."""
+    if rho <= 0:
+        return 0.0
+    if not 0 < delta < 1:
+        return math.inf
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+class Composition(Protocol):
+    """A composition theorem: turns a list of charges into a total (ε, δ)."""
+
+    name: str
+    description: str
+
+    def total(self, charges: Sequence[Charge], delta_budget: float) -> tuple[float | Fraction, float | Fraction]:
+        ...
+
+
+@dataclass(frozen=True)
+class BasicComposition:
+    """Sequential (basic) composition: ε and δ add up (Dwork survey, §3)."""
+
+    name: str = "basic"
+    description: str = (
+        "basic sequential composition: the epsilons (and deltas) of all mechanism "
+        "invocations add up"
+    )
+
+    def total(self, charges: Sequence[Charge], delta_budget: float) -> tuple[Fraction, Fraction]:
+        # Exact: the ledger compares these Fractions with the budget before converting.
+        return exact_sum([c.epsilon for c in charges]), exact_sum([c.delta for c in charges])
+
+
+@dataclass(frozen=True)
+class ZCDPComposition:
+    """zCDP composition: the ρ of all charges add up; converted to (ε, δ_budget).
+
+    Charges without a ``rho`` are pure ε-DP and contribute ρ = ε²/2 (Bun &
+    Steinke 2016, Prop. 1.4).
+    """
+
+    name: str = "zcdp"
+    description: str = (
+        "zero-concentrated DP: rho adds up over all mechanisms (pure eps-DP counts "
+        "as eps^2/2), converted to (eps, delta) by eps = rho + 2*sqrt(rho*ln(1/delta))"
+    )
+
+    def total(self, charges: Sequence[Charge], delta_budget: float) -> tuple[float, float]:
+        rho = 0.0
+        for c in charges:
+            rho += c.rho if c.rho is not None else c.epsilon**2 / 2.0
+        if rho == 0:
+            return 0.0, 0.0
+        return zcdp_to_approx_dp(rho, delta_budget), delta_budget
+
+
+@dataclass
+class Ledger:
+    """Budget plus the record of every charge; refuses overspending before it happens."""
+
+    epsilon: float
+    delta: float = 0.0
+    composition: Composition = field(default_factory=BasicComposition)
+    charges: list[Charge] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon)):
+            raise BudgetError(f"epsilon must be a finite number, got {self.epsilon!r}")
+        if self.epsilon <= 0:
+            raise BudgetError(f"epsilon must be > 0, got {self.epsilon!r}")
+        if not 0 <= self.delta < 1:
+            raise BudgetError(f"delta must be in [0, 1), got {self.delta!r}")
+
+    # -- queries -----------------------------------------------------------
+    def spent(self) -> tuple[float, float]:
+        """Total (ε, δ) of all charges under the ledger's composition rule."""
+        eps, delta = self.composition.total(self.charges, self.delta)
+        return float(eps), float(delta)
+
+    def basic_spent(self) -> tuple[float, float]:
+        """Total (ε, δ) under basic composition (always reported, whatever the rule)."""
+        eps, delta = BasicComposition().total(self.charges, self.delta)
+        return float(eps), float(delta)
+
+    def remaining(self) -> float:
+        """ε still available under the ledger's composition rule (never negative).
+
+        Rounded down, so that charging exactly this amount next always fits
+        under basic composition.
+        """
+        spent, _ = self.composition.total(self.charges, self.delta)
+        exact = Fraction(float(self.epsilon)) - Fraction(spent)
+        if exact <= 0:
+            return 0.0
+        value = float(exact)
+        if Fraction(value) > exact:
+            value = math.nextafter(value, 0.0)
+        return value
+
+    def would_fit(self, charge: Charge) -> bool:
+        eps, delta = self.composition.total([*self.charges, charge], self.delta)
+        return _fits(eps, self.epsilon) and _fits(delta, self.delta)
+
+    # -- spending ----------------------------------------------------------
+    def charge(self, charge: Charge) -> Charge:
+        """Record ``charge`` if the budget allows it; otherwise raise BudgetError."""
+        if charge.epsilon < 0 or charge.delta < 0 or (charge.rho is not None and charge.rho < 0):
+            raise BudgetError(f"a charge cannot be negative ({charge.stage})")
+        if not self.would_fit(charge):
+            eps, delta = self.composition.total([*self.charges, charge], self.delta)
+            raise BudgetError(
+                f"privacy budget exceeded at stage '{charge.stage}': total would be "
+                f"epsilon={float(eps):.6g}, delta={float(delta):.3g} against a budget of "
+                f"epsilon={self.epsilon:.6g}, delta={self.delta:.3g}; remaining "
+                f"epsilon={self.remaining():.6g}"
+            )
+        self.charges.append(charge)
+        return charge
+
+    def to_dict(self) -> dict:
+        eps, delta = self.spent()
+        beps, bdelta = self.basic_spent()
+        return {
+            "composition": self.composition.name,
+            "composition_description": self.composition.description,
+            "epsilon_budget": self.epsilon,
+            "delta_budget": self.delta,
+            "epsilon_spent": eps,
+            "delta_spent": delta,
+            "epsilon_spent_basic": beps,
+            "delta_spent_basic": bdelta,
+            "charges": [c.to_dict() for c in self.charges],
+        }
+
+
+def _fits(value: float | Fraction, budget: float) -> bool:
+    exact = value if isinstance(value, Fraction) else Fraction(float(value))
+    return exact <= Fraction(float(budget))

@@ -1,0 +1,35 @@
+"""Algorithm registry.
+
+Each algorithm lives in its own module, which defines:
+
+* ``parse_params(raw: Mapping) -> Params``: validate ``algorithm.params``
+  (raise :class:`~dpsynth.errors.ConfigError` naming the key path; use
+  :func:`dpsynth.config.params_from_mapping` on a frozen dataclass);
+* ``composition(params, privacy) -> Composition`` (optional): the composition
+  theorem the ledger must use (default: basic composition);
+* ``run(ctx, params, *, rng) -> AlgorithmOutput``.
+
+To add an algorithm, add its module to ``_MODULES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+
+__all__ = ["get_algorithm", "algorithm_names", "AlgorithmContext", "AlgorithmOutput", "NoisyMarginal"]
+
+_MODULES: dict[str, str] = {
+    "laplace": "dpsynth.algorithms.laplace",
+}
+
+
+def algorithm_names() -> tuple[str, ...]:
+    return tuple(_MODULES)
+
+
+def get_algorithm(name: str) -> ModuleType:
+    """The module implementing algorithm ``name``."""
+    return importlib.import_module(_MODULES[name])

@@ -1,0 +1,73 @@
+"""What every algorithm receives and returns.
+
+An algorithm is a function ``run(ctx, params, *, rng) -> AlgorithmOutput``.
+``ctx`` carries the public domain and workload, the ledger it must charge, and
+the private :class:`~dpsynth.counts.Counts` (the only access to the data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..accountant import Ledger
+from ..counts import Counts
+from ..privacy import Neighbouring
+from ..schema import Domain
+
+__all__ = ["AlgorithmContext", "NoisyMarginal", "AlgorithmOutput", "Progress", "no_progress"]
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): called by long loops; the CLI draws a bar from it."""
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    """Default progress callback: does nothing."""
+
+
+@dataclass(frozen=True)
+class AlgorithmContext:
+    """Everything an algorithm may use.
+
+    ``n`` is the row count the algorithm may use as public: the true n when the
+    configuration declares it public, otherwise a noisy count already charged
+    to the ledger.  ``workload`` lists marginals as tuples of attribute indices;
+    ``workload_extra`` holds the raw config sections other than ``marginals``
+    (``ranges``, ``conjunctions``) for the algorithms that use them.
+    """
+
+    domain: Domain
+    counts: Counts
+    ledger: Ledger
+    neighbouring: Neighbouring
+    n: float
+    rows: int
+    workload: tuple[tuple[int, ...], ...]
+    workload_extra: Mapping[str, Any] = field(default_factory=dict)
+    progress: Progress = no_progress
+
+
+@dataclass(frozen=True)
+class NoisyMarginal:
+    """A released (noisy) marginal: attribute indices, noisy counts and their noise scale."""
+
+    attrs: tuple[int, ...]
+    values: np.ndarray
+    scale: float
+
+
+@dataclass
+class AlgorithmOutput:
+    """Result of an algorithm: synthetic rows as codes, and what may go in the report.
+
+    ``codes`` is an (rows × d) integer array over the domain.  ``details`` must
+    contain only public values or functions of mechanism outputs (it goes into
+    the report verbatim).
+    """
+
+    codes: np.ndarray
+    marginals: Sequence[NoisyMarginal] = ()
+    details: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)

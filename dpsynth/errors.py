@@ -1,0 +1,71 @@
+"""Typed errors with documented exit codes.
+
+Library code raises these; only :mod:`dpsynth.cli` turns them into a one-line
+message on stderr and a process exit code.  Messages never contain values read
+from the private table (column names come from the public schema, so they may).
+
+==========  ====================================================
+exit code   meaning
+==========  ====================================================
+2           usage error (bad command-line options)
+3           privacy budget exceeded or infeasible budget setting
+64          bad configuration or schema
+65          bad input data
+66          input file missing
+73          output cannot be created
+==========  ====================================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DpsynthError",
+    "UsageError",
+    "BudgetError",
+    "ConfigError",
+    "DataError",
+    "InputMissingError",
+    "OutputError",
+]
+
+
+class DpsynthError(Exception):
+    """Base class: a user-facing error with an exit code."""
+
+    exit_code = 1
+
+
+class UsageError(DpsynthError):
+    """The command line is inconsistent (e.g. ``-o -`` without ``-r``)."""
+
+    exit_code = 2
+
+
+class BudgetError(DpsynthError):
+    """A charge would exceed the privacy budget, or a budget setting is infeasible."""
+
+    exit_code = 3
+
+
+class ConfigError(DpsynthError):
+    """The YAML configuration or schema is invalid.  Messages name the key path."""
+
+    exit_code = 64
+
+
+class DataError(DpsynthError):
+    """The input table does not match the schema or cannot be parsed."""
+
+    exit_code = 65
+
+
+class InputMissingError(DpsynthError):
+    """An input file does not exist."""
+
+    exit_code = 66
+
+
+class OutputError(DpsynthError):
+    """An output file cannot be created (exists without --force, unwritable, ...)."""
+
+    exit_code = 73

@@ -1,0 +1,154 @@
+"""The release pipeline: table → public domain → codes → algorithm → decode → report.
+
+This is the documented Python API behind ``dpsynth release``::
+
+    import numpy as np, pandas as pd, dpsynth
+    cfg = dpsynth.load_config("configs/adult.yaml")
+    result = dpsynth.release(pd.read_csv("adult.csv"), cfg, rng=np.random.default_rng())
+    result.synthetic.to_csv("synth.csv", index=False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .accountant import BasicComposition, Ledger
+from .algorithms import AlgorithmContext, get_algorithm
+from .algorithms.base import NoisyMarginal, Progress, no_progress
+from .config import Config
+from .counts import ArrayCounts, Counts
+from .discretize import check_columns, decode, encode
+from .errors import ConfigError
+from .mechanisms import geometric_mechanism
+from .privacy import Neighbouring
+from .report import build_report
+
+__all__ = ["ReleaseResult", "release", "release_from_counts", "preflight", "marginals_table"]
+
+
+@dataclass
+class ReleaseResult:
+    synthetic: pd.DataFrame
+    report: dict
+    marginals: pd.DataFrame | None
+
+
+def preflight(config: Config) -> None:
+    """Checks that need only the configuration; run before any data is read."""
+    worst = max((config.domain.cells(m) for m in config.marginals), default=0)
+    if worst > config.max_cells:
+        raise ConfigError(
+            f"workload.marginals: the largest marginal has {worst} cells, more than the limit of "
+            f"{config.max_cells} (raise --max-cells / limits.max_cells or use coarser bins)"
+        )
+    if config.privacy.neighbouring is Neighbouring.REPLACE_ONE and not config.privacy.n_public:
+        raise ConfigError(
+            "privacy.n: under replace-one neighbours n is public; set 'n: public' "
+            "instead of spending budget on it"
+        )
+
+
+def release(
+    table: pd.DataFrame,
+    config: Config,
+    *,
+    rng: np.random.Generator,
+    seeded: bool = False,
+    progress: Progress = no_progress,
+    notice: Callable[[str], None] = lambda msg: None,
+) -> ReleaseResult:
+    """Release differentially private synthetic rows of ``table`` under ``config``.
+
+    ``rng`` supplies all randomness (pass ``np.random.default_rng()`` for OS
+    entropy); ``seeded`` only changes what the report says about it.
+    ``notice`` receives human-readable remarks (dropped columns) that are not
+    part of the report.
+    """
+    preflight(config)
+    dropped = check_columns(table.columns, config.domain)
+    if dropped:
+        notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
+    codes = encode(table, config.domain, unknown=config.unknown)
+    return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress)
+
+
+def release_from_counts(
+    counts: Counts,
+    config: Config,
+    *,
+    rng: np.random.Generator,
+    seeded: bool = False,
+    progress: Progress = no_progress,
+) -> ReleaseResult:
+    """The same release from any counts engine (the data are reached only through ``counts``)."""
+    preflight(config)
+    alg = get_algorithm(config.algorithm)
+    composition = alg.composition(config.params, config.privacy) if hasattr(alg, "composition") else BasicComposition()
+    ledger = Ledger(config.privacy.epsilon, config.privacy.delta, composition)
+    n = _row_count(counts, config, ledger, rng)
+    rows = config.output.rows if config.output.rows is not None else max(1, int(round(n)))
+    ctx = AlgorithmContext(
+        domain=config.domain,
+        counts=counts,
+        ledger=ledger,
+        neighbouring=config.privacy.neighbouring,
+        n=n,
+        rows=rows,
+        workload=config.marginals,
+        workload_extra=config.workload_extra,
+        progress=progress,
+    )
+    out = alg.run(ctx, config.params, rng=rng)
+    synthetic = decode(out.codes, config.domain, numeric=config.output.numeric, rng=rng)
+    marginals = marginals_table(out.marginals, config) if out.marginals else None
+    report = build_report(
+        config,
+        ledger,
+        details=out.details,
+        warnings=out.warnings,
+        rows=len(synthetic),
+        seeded=seeded,
+        marginals_released=len(out.marginals),
+    )
+    return ReleaseResult(synthetic=synthetic, report=report, marginals=marginals)
+
+
+def _row_count(counts: Counts, config: Config, ledger: Ledger, rng: np.random.Generator) -> float:
+    if config.privacy.n_public:
+        return float(counts.n)
+    noisy = geometric_mechanism(
+        np.array([counts.n]),
+        sensitivity=1.0,
+        epsilon=config.privacy.n_epsilon,
+        ledger=ledger,
+        rng=rng,
+        stage="row-count",
+        measured="number of rows n",
+    )
+    return float(max(1, int(noisy[0])))
+
+
+def marginals_table(marginals: list[NoisyMarginal], config: Config) -> pd.DataFrame:
+    """Long format: one row per cell with marginal id, column labels, noisy count, noise scale."""
+    domain = config.domain
+    labels = [np.array(c.labels(), dtype=object) for c in domain.columns]
+    frames = []
+    for mid, m in enumerate(marginals):
+        shape = domain.shape(m.attrs)
+        idx = np.indices(shape).reshape(len(shape), -1) if shape else np.zeros((0, 1), dtype=int)
+        cols = {
+            "marginal_id": np.full(idx.shape[1], mid),
+            "marginal": np.full(idx.shape[1], "|".join(domain.names[a] for a in m.attrs), dtype=object),
+        }
+        for name in domain.names:
+            cols[name] = np.full(idx.shape[1], None, dtype=object)
+        for row, a in enumerate(m.attrs):
+            cols[domain.names[a]] = labels[a][idx[row]]
+        cols["noisy_count"] = np.asarray(m.values, dtype=float).reshape(-1)
+        cols["noise_scale"] = np.full(idx.shape[1], float(m.scale))
+        frames.append(pd.DataFrame(cols))
+    return pd.concat(frames, ignore_index=True)

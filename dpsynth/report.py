@@ -1,0 +1,129 @@
+"""The privacy-budget report (JSON, ``schema_version`` 1; schema in ``report.schema.json``).
+
+The report contains only public facts (configuration, schema, workload, tool
+version) and outputs of mechanisms (noisy counts, choices, their costs).  It
+never holds the true row count (unless the configuration declares n public and
+the output size equals it), an input hash, null counts or run times.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from . import __version__
+from .accountant import Ledger
+from .config import Config
+
+__all__ = ["build_report", "report_schema", "validate_report", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+_MAX_LISTED_VALUES = 200
+
+
+def report_schema() -> dict:
+    """The JSON Schema (draft 2020-12) of the report."""
+    text = resources.files("dpsynth").joinpath("report.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def validate_report(report: dict) -> None:
+    """Raise ``jsonschema.ValidationError`` if ``report`` does not match the schema."""
+    import jsonschema
+
+    jsonschema.validate(report, report_schema())
+
+
+def _n_statement(config: Config) -> dict:
+    p = config.privacy
+    if p.neighbouring.value == "replace-one":
+        return {
+            "mode": "public",
+            "statement": "under replace-one neighbours every neighbouring dataset has the same "
+            "number of rows, so n is public; the synthetic row count may equal it",
+        }
+    if p.n_public:
+        return {
+            "mode": "public",
+            "statement": "n (the number of input rows) is treated as public information, as "
+            "declared by the configuration (privacy.n: public); it is used without noise and "
+            "the synthetic row count may equal it",
+        }
+    return {
+        "mode": "noisy",
+        "epsilon": p.n_epsilon,
+        "statement": "n is private: a noisy count (discrete Laplace, sensitivity 1) was released "
+        "and charged to the ledger; the algorithm used only the noisy count",
+    }
+
+
+def _domain(config: Config) -> list[dict]:
+    out = []
+    for col in config.domain.to_dict():
+        if len(col["values"]) > _MAX_LISTED_VALUES:
+            col = {**col, "values": None}
+        out.append(col)
+    return out
+
+
+def build_report(
+    config: Config,
+    ledger: Ledger,
+    *,
+    details: dict,
+    warnings: list[str],
+    rows: int,
+    seeded: bool,
+    marginals_released: int,
+) -> dict[str, Any]:
+    """Assemble the report dictionary (see ``report.schema.json``)."""
+    ledger_dict = ledger.to_dict()
+    names = config.domain.names
+    warnings = list(warnings)
+    if seeded:
+        warnings.insert(
+            0,
+            "this release was produced with a fixed seed: its noise can be reproduced by anyone "
+            "who knows the seed; seeded runs are for testing only, never publish them",
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "dpsynth", "version": __version__},
+        "algorithm": {
+            "name": config.algorithm,
+            "params": dict(config.raw_params),
+            "details": details,
+        },
+        "privacy": {
+            "epsilon_requested": config.privacy.epsilon,
+            "delta_requested": config.privacy.delta,
+            "epsilon_spent": ledger_dict["epsilon_spent"],
+            "delta_spent": ledger_dict["delta_spent"],
+            "neighbouring": config.privacy.neighbouring.value,
+            "neighbouring_description": config.privacy.neighbouring.description,
+            "privacy_unit": "one row of the input table",
+            "n": _n_statement(config),
+            "composition": {
+                "theorem": ledger_dict["composition"],
+                "description": ledger_dict["composition_description"],
+                "epsilon_spent_basic": ledger_dict["epsilon_spent_basic"],
+                "delta_spent_basic": ledger_dict["delta_spent_basic"],
+            },
+            "public_information": [
+                "the configuration: schema (columns, bins, categories), workload, algorithm parameters",
+                "the number of input rows n" if _n_statement(config)["mode"] == "public" else "nothing about n",
+            ],
+        },
+        "ledger": ledger_dict["charges"],
+        "workload": {"marginals": [[names[a] for a in m] for m in config.marginals]},
+        "domain": _domain(config),
+        "randomness": {"source": "seeded" if seeded else "os-entropy"},
+        "output": {
+            "rows": int(rows),
+            "columns": list(names),
+            "numeric_decoding": config.output.numeric,
+            "noisy_marginals_released": int(marginals_released),
+        },
+        "warnings": warnings,
+    }

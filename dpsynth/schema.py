@@ -1,0 +1,208 @@
+"""Public schema: column specifications and the finite :class:`Domain` they induce.
+
+Everything here comes from the configuration, never from the data: the bins of
+a numeric column, the categories of a categorical one, whether null is its own
+value.  So the domain (and everything derived from it: attribute sizes, the
+binary-attribute view, the decoding tables) is public and may appear in a report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "NumericColumn",
+    "IntegerColumn",
+    "CategoricalColumn",
+    "ColumnSpec",
+    "Domain",
+    "OTHER_LABEL",
+]
+
+OTHER_LABEL = "__other__"
+"""Label of the extra category that collects undeclared values under ``unknown: other``."""
+
+
+@dataclass(frozen=True)
+class NumericColumn:
+    """A real-valued column cut into bins by public ``edges`` (ascending, ≥ 2 edges).
+
+    Bin i is [edges[i], edges[i+1]); the last bin also contains its upper edge.
+    """
+
+    name: str
+    edges: tuple[float, ...]
+    missing: bool = False  # null is its own value (the last code)
+    integral: bool = False  # decode to integers (the input column held integers)
+
+    kind = "numeric"
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.edges) - 1
+
+    @property
+    def size(self) -> int:
+        return self.n_bins + int(self.missing)
+
+    def labels(self) -> list[str]:
+        out = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(self.edges[:-1], self.edges[1:])]
+        out[-1] = out[-1][:-1] + "]"
+        if self.missing:
+            out.append("null")
+        return out
+
+    @property
+    def ordered(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class IntegerColumn:
+    """An integer column with one value per integer in [lower, upper]."""
+
+    name: str
+    lower: int
+    upper: int
+    missing: bool = False
+
+    kind = "integer"
+
+    @property
+    def size(self) -> int:
+        return self.upper - self.lower + 1 + int(self.missing)
+
+    def labels(self) -> list[str]:
+        out = [str(v) for v in range(self.lower, self.upper + 1)]
+        if self.missing:
+            out.append("null")
+        return out
+
+    @property
+    def ordered(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class CategoricalColumn:
+    """A column with a declared list of categories (labels compared as strings)."""
+
+    name: str
+    categories: tuple
+    missing: bool = False
+    other: bool = False  # an extra value collects undeclared categories
+
+    kind = "categorical"
+
+    @property
+    def size(self) -> int:
+        return len(self.categories) + int(self.other) + int(self.missing)
+
+    def labels(self) -> list[str]:
+        out = [str(c) for c in self.categories]
+        if self.other:
+            out.append(OTHER_LABEL)
+        if self.missing:
+            out.append("null")
+        return out
+
+    @property
+    def ordered(self) -> bool:
+        return False
+
+
+ColumnSpec = Union[NumericColumn, IntegerColumn, CategoricalColumn]
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The finite domain of the discretized table: one attribute per schema column.
+
+    ``sizes[i]`` is the number of codes of attribute i.  The *binary-attribute
+    view* has one bit per (attribute, value): bit ``offsets[i] + v`` is 1 when
+    attribute i takes value v, so every valid record has exactly one bit set
+    per attribute.
+    """
+
+    columns: tuple[ColumnSpec, ...]
+    names: tuple[str, ...] = field(init=False)
+    sizes: tuple[int, ...] = field(init=False)
+    offsets: tuple[int, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(c.name for c in self.columns)
+        sizes = tuple(int(c.size) for c in self.columns)
+        offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(sizes)[:-1]])) if sizes else ()
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "offsets", offsets)
+
+    # -- basic facts ---------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def indices(self, names: Sequence[str]) -> tuple[int, ...]:
+        return tuple(self.index(n) for n in names)
+
+    def shape(self, attrs: Sequence[int]) -> tuple[int, ...]:
+        return tuple(self.sizes[a] for a in attrs)
+
+    def cells(self, attrs: Sequence[int] | None = None) -> int:
+        """Number of cells of the marginal over ``attrs`` (all attributes if None)."""
+        attrs = range(len(self)) if attrs is None else attrs
+        return math.prod(self.sizes[a] for a in attrs)
+
+    # -- binary-attribute view -------------------------------------------------
+    @property
+    def n_bits(self) -> int:
+        return int(sum(self.sizes))
+
+    def bit(self, attr: int, value: int) -> int:
+        """Index of the bit for (attribute, value)."""
+        if not 0 <= value < self.sizes[attr]:
+            raise ValueError(f"value {value} out of range for attribute {self.names[attr]}")
+        return self.offsets[attr] + value
+
+    def bit_owner(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every bit: (attribute index, value).  Inverse of :meth:`bit`."""
+        attr = np.repeat(np.arange(len(self)), self.sizes)
+        value = np.arange(self.n_bits) - np.asarray(self.offsets)[attr]
+        return attr, value
+
+    def to_bits(self, codes: np.ndarray) -> np.ndarray:
+        """Rows of codes (n × d) → rows of bits (n × n_bits, uint8), one-hot per attribute."""
+        codes = np.asarray(codes)
+        bits = np.zeros((codes.shape[0], self.n_bits), dtype=np.uint8)
+        rows = np.arange(codes.shape[0])[:, None]
+        bits[rows, codes + np.asarray(self.offsets)[None, :]] = 1
+        return bits
+
+    def from_bits(self, bits: np.ndarray) -> np.ndarray:
+        """Rows of one-hot bits → rows of codes; raises if a row is not exactly one-hot."""
+        bits = np.asarray(bits)
+        attr, _ = self.bit_owner()
+        per_attr = np.add.reduceat(bits.astype(np.int64), np.asarray(self.offsets), axis=1)
+        if not np.all(per_attr == 1):
+            raise ValueError("bit rows must have exactly one bit set per attribute")
+        codes = np.empty((bits.shape[0], len(self)), dtype=np.int64)
+        for i, (off, size) in enumerate(zip(self.offsets, self.sizes)):  # loop over columns, not rows
+            codes[:, i] = np.argmax(bits[:, off : off + size], axis=1)
+        return codes
+
+    def to_dict(self) -> list[dict]:
+        """Public description of the domain, for the report."""
+        return [
+            {"name": c.name, "kind": c.kind, "size": c.size, "values": c.labels()}
+            for c in self.columns
+        ]

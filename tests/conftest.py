@@ -1,0 +1,73 @@
+"""Shared fixtures: paths, small configs, a CLI runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def adult_path() -> Path:
+    return ROOT / "sample_data" / "adult.csv"
+
+
+@pytest.fixture
+def adult_config_path() -> Path:
+    return ROOT / "configs" / "adult.yaml"
+
+
+@pytest.fixture
+def tiny_raw_config() -> dict:
+    """A small public config: two categorical columns, one numeric, one integer."""
+    return {
+        "schema": {
+            "columns": {
+                "color": {"type": "categorical", "categories": ["red", "green", "blue"]},
+                "size": {"type": "numeric", "lower": 0, "upper": 10, "bins": 5},
+                "count": {"type": "integer", "lower": 1, "upper": 4},
+                "flag": {"type": "categorical", "categories": [0, 1]},
+            }
+        },
+        "privacy": {"epsilon": 1.0},
+        "algorithm": {"name": "laplace"},
+        "workload": {"marginals": {"k": 2}},
+    }
+
+
+@pytest.fixture
+def tiny_table() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 500
+    return pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue"], size=n),
+            "size": rng.uniform(0, 10, size=n),
+            "count": rng.integers(1, 5, size=n),
+            "flag": rng.integers(0, 2, size=n),
+        }
+    )
+
+
+def shared_file(*parts: str) -> Path:
+    """A file under ../shared/data, or skip the test when it is absent."""
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"shared dataset not available: {p}")
+    return p
