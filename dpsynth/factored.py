@@ -1,0 +1,393 @@
+"""A distribution over the domain kept as a product of independent factors (MWEM paper §4).
+
+The full joint distribution of a table with many columns is astronomically
+large (Adult: about 10¹⁴ cells).  Hardt, Ligett & McSherry (2012, §4) observe
+that multiplicative weights started from a product distribution stays a
+product over groups of attributes that no measured query connects:
+partition the attributes into disjoint parts D₁ … D_k such that every
+measured query involves one part only, and the weights factor as
+A(x) = n · Π_j A^j(x_j), each A^j a small distribution over its part.  A
+linear query that factorizes over attributes (a marginal cell, a whole
+marginal, a range) is then answered by summing each factor over its own part
+(§4, the displayed product of per-part sums), never by enumerating D.
+
+Public API (used by MWEM and by other algorithms that turn released noisy
+marginals into rows, e.g. iReduct's synthesis):
+
+``FactoredModel(sizes, total, max_factor_cells=...)``
+    The product-of-factors model: ``sizes[i]`` is the number of codes of
+    attribute i, ``total`` the mass n (a public or already-noised row count).
+    Starts uniform; ``FactoredModel.independent(sizes, total, one_way)`` starts
+    from per-attribute distributions instead.
+``model.project(attrs) -> ndarray``
+    The model's marginal counts over ``attrs`` (in that order; shape
+    ``sizes[attrs]``; sums to ``total``), computed from the factors touched.
+``model.would_exceed(attrs) -> bool``
+    Whether measuring ``attrs`` would merge factors into one with more than
+    ``max_factor_cells`` cells.  Depends only on public facts (the domain and
+    which queries were measured), so it may steer selection for free.
+``model.merge(attrs)``
+    Merges (outer product) the factors touched by ``attrs`` into one;
+    raises :class:`FactorTooLarge` beyond the cap.
+``model.mw_update(measurement)``
+    One multiplicative-weights step (paper Figure 1, step 3) for a
+    :class:`Measurement`: a whole noisy marginal (cuboid, §3.3) or a set of
+    linear queries over the marginal's cells (cell queries, ranges, §3.1).
+``model.mw_passes(measurements, passes)``
+    The §2.3.2 improvement: apply the update for every measurement, in order,
+    ``passes`` times.
+``model.sample(rows, rng=...) -> (rows × d) int64 codes``
+    Independent draws, factor by factor, each factor vectorized over rows.
+``fit_marginals(domain, measurements, total, *, passes, max_factor_cells, init, rng=None)``
+    Fits a model to a fixed list of :class:`~dpsynth.algorithms.base.NoisyMarginal`
+    by MW passes, starting from the noisy 1-way projections (``init="one-way"``,
+    default) or uniform (``init="uniform"``).  A marginal whose merge would
+    exceed the cap is not dropped: it is fitted through its projections onto
+    each existing group (so its lower-order information still counts), and its
+    index is listed in ``model.unmerged``.  Post-processing only: no privacy cost.
+
+Example::
+
+    from dpsynth.factored import fit_marginals
+    model = fit_marginals(domain, noisy_marginals, total=n, passes=20, max_factor_cells=1_000_000)
+    codes = model.sample(rows, rng=rng)      # feed to discretize.decode
+
+All probabilities are float64 and each factor sums to 1; ``project`` scales by
+``total``.  The MW step uses the paper's learning rate: for a measured count m
+of query q, A(x) ∝ A(x)·exp(q(x)·(m − q(A))/(2n)).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "DEFAULT_MAX_FACTOR_CELLS",
+    "FactorTooLarge",
+    "Measurement",
+    "FactoredModel",
+    "fit_marginals",
+    "one_way_from_marginals",
+]
+
+DEFAULT_MAX_FACTOR_CELLS = 1_000_000
+"""Default cap on the cells of one factor (8 MB of float64)."""
+
+_MIX = 1e-3
+"""Weight of the uniform distribution mixed into noisy 1-way starting points, so no value has
+probability 0 (multiplicative weights can never revive a zero)."""
+
+
+class FactorTooLarge(ValueError):
+    """Merging would create a factor beyond ``max_factor_cells``."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A noisy answer to be fitted by multiplicative weights.
+
+    ``attrs``: attribute indices the queries depend on.  ``queries is None``:
+    a whole marginal (cuboid) and ``values`` has shape ``sizes[attrs]`` (noisy
+    counts of every cell).  Otherwise ``queries`` has shape
+    ``(k, *sizes[attrs])`` (each query's weight q(x) ∈ [−1, 1] per cell, e.g.
+    0/1 indicators of a cell or a range) and ``values`` has shape ``(k,)``.
+    """
+
+    attrs: tuple[int, ...]
+    values: np.ndarray
+    queries: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attrs", tuple(int(a) for a in self.attrs))
+        object.__setattr__(self, "values", np.asarray(self.values, dtype=float))
+        if self.queries is not None:
+            q = np.asarray(self.queries, dtype=float)
+            object.__setattr__(self, "queries", q)
+            if q.shape[0] != self.values.size or self.values.ndim != 1:
+                raise ValueError("Measurement: queries must have shape (k, ...) and values shape (k,)")
+        if len(set(self.attrs)) != len(self.attrs):
+            raise ValueError("Measurement: attributes must be distinct")
+
+
+class _Factor:
+    """One factor: sorted attribute indices and a normalised probability array."""
+
+    __slots__ = ("attrs", "probs", "_cache")
+
+    def __init__(self, attrs: tuple[int, ...], probs: np.ndarray):
+        self.attrs = attrs
+        self.probs = probs
+        self._cache: dict[tuple[int, ...], np.ndarray] = {}
+
+    def changed(self) -> None:
+        self._cache.clear()
+
+    def marginal(self, sub: tuple[int, ...]) -> np.ndarray:
+        """Probabilities over ``sub`` (a subset of ``attrs`` in ``attrs`` order)."""
+        if sub == self.attrs:
+            return self.probs
+        hit = self._cache.get(sub)
+        if hit is not None:
+            return hit
+        # Sum from the smallest cached superset when there is one (cheaper than the factor).
+        source, source_attrs = self.probs, self.attrs
+        want = set(sub)
+        for key, arr in self._cache.items():
+            if arr.size < source.size and want.issubset(key):
+                source, source_attrs = arr, key
+        axes = tuple(i for i, a in enumerate(source_attrs) if a not in want)
+        out = source.sum(axis=axes)
+        if out.size * 4 <= self.probs.size:  # cache only projections much smaller than the factor
+            self._cache[sub] = out
+        return out
+
+
+class FactoredModel:
+    """n times a product of independent distributions over disjoint attribute groups (§4)."""
+
+    def __init__(self, sizes: Sequence[int], total: float, *, max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS):
+        self.sizes = tuple(int(s) for s in sizes)
+        if any(s < 1 for s in self.sizes):
+            raise ValueError("every attribute needs at least one value")
+        if not (math.isfinite(total) and total > 0):
+            raise ValueError(f"total must be a finite number > 0, got {total!r}")
+        if int(max_factor_cells) < 1:
+            raise ValueError(f"max_factor_cells must be >= 1, got {max_factor_cells!r}")
+        self.total = float(total)
+        self.max_factor_cells = int(max_factor_cells)
+        self.factors: list[_Factor] = [
+            _Factor((a,), np.full(s, 1.0 / s)) for a, s in enumerate(self.sizes)
+        ]
+        self._owner = list(range(len(self.sizes)))  # attribute -> index in self.factors
+        self.unmerged: list[int] = []  # filled by fit_marginals
+
+    # -- construction ---------------------------------------------------------
+    @classmethod
+    def independent(
+        cls,
+        sizes: Sequence[int],
+        total: float,
+        one_way: Sequence[np.ndarray | None],
+        *,
+        max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
+    ) -> "FactoredModel":
+        """Product of per-attribute distributions (``None``: uniform).
+
+        Each vector is clipped at 0, normalised and mixed with weight 10⁻³ with
+        the uniform distribution, so that no value starts at probability 0.
+        """
+        model = cls(sizes, total, max_factor_cells=max_factor_cells)
+        for a, est in enumerate(one_way):
+            if est is not None:
+                model.factors[model._owner[a]].probs = _starting_point(est, model.sizes[a])
+        return model
+
+    def copy(self) -> "FactoredModel":
+        other = FactoredModel.__new__(FactoredModel)
+        other.sizes, other.total, other.max_factor_cells = self.sizes, self.total, self.max_factor_cells
+        other.factors = [_Factor(f.attrs, f.probs.copy()) for f in self.factors]
+        other._owner = list(self._owner)
+        other.unmerged = list(self.unmerged)
+        return other
+
+    # -- structure --------------------------------------------------------------
+    @property
+    def groups(self) -> list[tuple[int, ...]]:
+        """Attribute groups of the factors (each sorted)."""
+        return [f.attrs for f in self.factors]
+
+    def cells_after_merge(self, attrs: Iterable[int]) -> int:
+        """Cells of the factor that measuring ``attrs`` would leave them in."""
+        touched = {self._owner[a] for a in attrs}
+        return math.prod(self.factors[i].probs.size for i in touched)
+
+    def would_exceed(self, attrs: Iterable[int]) -> bool:
+        """True when measuring ``attrs`` would need a factor above ``max_factor_cells``."""
+        return self.cells_after_merge(attrs) > self.max_factor_cells
+
+    def merge(self, attrs: Iterable[int]) -> int:
+        """Merge the factors touched by ``attrs`` (outer product); returns the factor's index."""
+        attrs = tuple(attrs)
+        touched = sorted({self._owner[a] for a in attrs})
+        if len(touched) == 1:
+            return touched[0]
+        cells = self.cells_after_merge(attrs)
+        if cells > self.max_factor_cells:
+            raise FactorTooLarge(
+                f"merging attributes {attrs} needs a factor of {cells} cells, "
+                f"more than max_factor_cells={self.max_factor_cells}"
+            )
+        parts = [self.factors[i] for i in touched]
+        joint_attrs = tuple(a for f in parts for a in f.attrs)
+        probs = functools.reduce(np.multiply.outer, [f.probs for f in parts])
+        order = np.argsort(joint_attrs, kind="stable")
+        merged = _Factor(tuple(sorted(joint_attrs)), np.ascontiguousarray(probs.transpose(order)))
+        keep = [f for i, f in enumerate(self.factors) if i not in set(touched)]
+        self.factors = keep + [merged]
+        self._reindex()
+        return len(self.factors) - 1
+
+    def _reindex(self) -> None:
+        for i, f in enumerate(self.factors):
+            for a in f.attrs:
+                self._owner[a] = i
+
+    # -- answers ----------------------------------------------------------------
+    def project(self, attrs: Sequence[int]) -> np.ndarray:
+        """Model counts of the marginal over ``attrs`` (given order), by projecting factors."""
+        attrs = tuple(int(a) for a in attrs)
+        if not attrs:
+            return np.array(self.total)
+        if len(set(attrs)) != len(attrs):
+            raise ValueError("attributes of a marginal must be distinct")
+        want = set(attrs)
+        pieces, order = [], []
+        for i in dict.fromkeys(self._owner[a] for a in attrs):  # touched factors, first-seen order
+            f = self.factors[i]
+            sub = tuple(a for a in f.attrs if a in want)
+            pieces.append(f.marginal(sub))
+            order.extend(sub)
+        joint = functools.reduce(np.multiply.outer, pieces)
+        perm = [order.index(a) for a in attrs]
+        return self.total * joint.transpose(perm)
+
+    def answer(self, m: Measurement) -> np.ndarray:
+        """The model's answers to a measurement's queries (same shape as ``m.values``)."""
+        marg = self.project(m.attrs)
+        if m.queries is None:
+            return marg
+        return m.queries.reshape(m.queries.shape[0], -1) @ marg.reshape(-1)
+
+    # -- multiplicative weights ---------------------------------------------------
+    def mw_update(self, m: Measurement) -> None:
+        """One MW step (Figure 1 step 3; §3.3 for cuboids), all queries of ``m`` at once.
+
+        A(x) ∝ A(x) · exp(Σ_j q_j(x) (m_j − q_j(A)) / (2n)); for a cuboid the
+        queries are the cells' indicators, so the exponent of x is
+        (m_c − A_c)/(2n) for the cell c containing x.  Merges factors first.
+        """
+        fi = self.merge(m.attrs)
+        f = self.factors[fi]
+        local = tuple(a for a in f.attrs if a in set(m.attrs))  # m.attrs in factor order
+        p = f.marginal(local)
+        perm = [m.attrs.index(a) for a in local]
+        if m.queries is None:
+            err = m.values.transpose(perm) - self.total * p
+            expo = err / (2.0 * self.total)
+        else:
+            q = m.queries.transpose([0, *[1 + j for j in perm]])
+            err = m.values - self.total * (q.reshape(q.shape[0], -1) @ p.reshape(-1))
+            expo = np.tensordot(err, q, axes=(0, 0)) / (2.0 * self.total)
+        w = np.exp(expo - expo.max())
+        w /= float(np.sum(p * w))  # normalise without another pass over the factor
+        shape = [self.sizes[a] if a in set(local) else 1 for a in f.attrs]
+        f.probs *= w.reshape(shape)
+        f.changed()
+
+    def mw_passes(self, measurements: Sequence[Measurement], passes: int) -> None:
+        """Apply :meth:`mw_update` for every measurement, in order, ``passes`` times (§2.3.2)."""
+        for _ in range(int(passes)):
+            for m in measurements:
+                self.mw_update(m)
+        self.renormalise()
+
+    def renormalise(self) -> None:
+        """Rescale every factor to sum to 1 exactly (removes floating-point drift)."""
+        for f in self.factors:
+            f.probs /= f.probs.sum()
+            f.changed()
+
+    # -- sampling -----------------------------------------------------------------
+    def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
+        """``rows`` independent records drawn from the model, as an (rows × d) int64 array."""
+        codes = np.empty((int(rows), len(self.sizes)), dtype=np.int64)
+        for f in self.factors:  # loop over factors; vectorized over rows
+            cdf = np.cumsum(f.probs.reshape(-1))
+            u = rng.random(int(rows)) * cdf[-1]
+            flat = np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+            for a, col in zip(f.attrs, np.unravel_index(flat, f.probs.shape)):
+                codes[:, a] = col
+        return codes
+
+    def largest_factor_cells(self) -> int:
+        return max(f.probs.size for f in self.factors)
+
+
+def _starting_point(est: np.ndarray, size: int) -> np.ndarray:
+    p = np.clip(np.asarray(est, dtype=float).reshape(-1), 0.0, None)
+    if p.shape != (size,):
+        raise ValueError(f"1-way estimate has {p.size} values, expected {size}")
+    p = p / p.sum() if p.sum() > 0 else np.full(size, 1.0 / size)
+    return (1.0 - _MIX) * p + _MIX / size
+
+
+def one_way_from_marginals(n_attrs: int, marginals) -> list[np.ndarray | None]:
+    """Per attribute, the average 1-way projection of the noisy marginals containing it (or None)."""
+    sums: list[np.ndarray | None] = [None] * n_attrs
+    counts = [0] * n_attrs
+    for m in marginals:
+        values = np.asarray(m.values, dtype=float)
+        for pos, a in enumerate(m.attrs):
+            other = tuple(i for i in range(len(m.attrs)) if i != pos)
+            proj = values.sum(axis=other) if other else values
+            sums[a] = proj if sums[a] is None else sums[a] + proj
+            counts[a] += 1
+    return [None if s is None else s / c for s, c in zip(sums, counts)]
+
+
+def fit_marginals(
+    domain,
+    measurements,
+    total: float,
+    *,
+    passes: int = 20,
+    max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
+    init: str = "one-way",
+    rng: np.random.Generator | None = None,
+) -> FactoredModel:
+    """Fit a :class:`FactoredModel` to fixed noisy marginals by ``passes`` MW passes.
+
+    ``domain``: a :class:`~dpsynth.schema.Domain` (or a sequence of attribute
+    sizes).  ``measurements``: objects with ``attrs`` and ``values`` (e.g.
+    :class:`~dpsynth.algorithms.base.NoisyMarginal`; values are noisy counts of
+    the marginal's cells, summing to about ``total``).  ``init="one-way"``
+    starts from the average noisy 1-way projections, ``"uniform"`` from the
+    uniform distribution.  Marginals are merged in the given order; one that
+    would exceed ``max_factor_cells`` is replaced by its projections onto the
+    existing groups it touches, and its index is recorded in ``model.unmerged``.
+    Deterministic: ``rng`` is accepted for interface symmetry and not used.
+    """
+    sizes = tuple(domain.sizes) if hasattr(domain, "sizes") else tuple(int(s) for s in domain)
+    measurements = list(measurements)
+    if init not in ("one-way", "uniform"):
+        raise ValueError(f"init must be 'one-way' or 'uniform', got {init!r}")
+    if int(passes) < 1:
+        raise ValueError(f"passes must be >= 1, got {passes!r}")
+    if init == "one-way":
+        model = FactoredModel.independent(
+            sizes, total, one_way_from_marginals(len(sizes), measurements), max_factor_cells=max_factor_cells
+        )
+    else:
+        model = FactoredModel(sizes, total, max_factor_cells=max_factor_cells)
+    fitted: list[Measurement] = []
+    for idx, nm in enumerate(measurements):
+        attrs = tuple(int(a) for a in nm.attrs)
+        values = np.asarray(nm.values, dtype=float).reshape(tuple(sizes[a] for a in attrs))
+        if not model.would_exceed(attrs):
+            model.merge(attrs)
+            fitted.append(Measurement(attrs, values))
+            continue
+        model.unmerged.append(idx)
+        groups: dict[int, list[int]] = {}
+        for pos, a in enumerate(attrs):
+            groups.setdefault(model._owner[a], []).append(pos)
+        for positions in groups.values():
+            other = tuple(i for i in range(len(attrs)) if i not in positions)
+            fitted.append(Measurement(tuple(attrs[i] for i in positions), values.sum(axis=other)))
+    model.mw_passes(fitted, passes)
+    return model
