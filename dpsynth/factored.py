@@ -61,16 +61,16 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
 __all__ = [
     "DEFAULT_MAX_FACTOR_CELLS",
     "FactorTooLarge",
-    "Measurement",
     "FactoredModel",
+    "Measurement",
     "fit_marginals",
     "one_way_from_marginals",
 ]
@@ -117,7 +117,7 @@ class Measurement:
 class _Factor:
     """One factor: sorted attribute indices and a normalised probability array."""
 
-    __slots__ = ("attrs", "probs", "_cache")
+    __slots__ = ("_cache", "attrs", "probs")
 
     def __init__(self, attrs: tuple[int, ...], probs: np.ndarray):
         self.attrs = attrs
@@ -175,7 +175,7 @@ class FactoredModel:
         one_way: Sequence[np.ndarray | None],
         *,
         max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
-    ) -> "FactoredModel":
+    ) -> FactoredModel:
         """Product of per-attribute distributions (``None``: uniform).
 
         Each vector is clipped at 0, normalised and mixed with weight 10⁻³ with
@@ -187,7 +187,7 @@ class FactoredModel:
                 model.factors[model._owner[a]].probs = _starting_point(est, model.sizes[a])
         return model
 
-    def copy(self) -> "FactoredModel":
+    def copy(self) -> FactoredModel:
         other = FactoredModel.__new__(FactoredModel)
         other.sizes, other.total, other.max_factor_cells = self.sizes, self.total, self.max_factor_cells
         other.factors = [_Factor(f.attrs, f.probs.copy()) for f in self.factors]
