@@ -1,0 +1,413 @@
+"""``mwem``: Multiplicative Weights + Exponential Mechanism (Hardt, Ligett & McSherry 2012).
+
+Figure 1 of the paper, T rounds over a public set Q of linear queries,
+starting from a model A₀ of total mass n:
+
+1. *select* q_i ∈ Q with the exponential mechanism, score s(B, q) = |q(A_{i−1}) − q(B)|;
+2. *measure* m_i = q_i(B) + noise with the Laplace mechanism;
+3. *update* A_i(x) ∝ A_{i−1}(x)·exp(q_i(x)(m_i − q_i(A_{i−1}))/(2n)).
+
+Query classes (``Q``):
+
+* ``marginal_queries: cuboids`` (default; §3.3): each workload marginal is one
+  candidate; its score is Σ_cells |A_c − B_c| (minus the number of cells with
+  ``bias_cells: true``, the paper's heuristic, which costs no privacy); the
+  whole marginal is measured at once, one Laplace draw per cell at histogram
+  sensitivity, and all its cells are updated together.
+* ``marginal_queries: cells``: every cell of every workload marginal is a
+  counting query (Figure 1 literally).
+* ranges (§3.1): the queries of ``workload.ranges`` (see :mod:`dpsynth.ranges`),
+  added to the candidates when configured; ``marginal_queries: none`` keeps only them.
+
+Sensitivities follow the neighbouring relation: a cuboid's score and its cell
+vector change by at most ``histogram_l1`` (1 add-remove, 2 replace-one); a
+cell or range count and its score by 1.  The exponential mechanism uses the
+largest sensitivity of the candidate classes present.
+
+§2.3.2 improvements, each a parameter: ``output: final`` (default) or
+``average`` of A₁ … A_T; ``mw_passes`` extra passes of the MW rule over all
+measurements so far after each round (0 = Figure 1); ``init: noisy`` spends
+``init_fraction`` of ε on the 1-way marginals and starts from their product
+(the paper's "noisy count for each element of the domain" is infeasible on
+large domains: see docs/mwem.md).  ``reselect: false`` (default) removes
+measured queries from the candidates.
+
+Budget (``accounting: pure``, default): ε after the row count is split into
+``init_fraction``·ε for initialisation and T equal rounds; each round gives
+``select_fraction`` of its share to selection and the rest to measurement
+(the paper: ε/2T each).  ``accounting: zcdp`` does the same split in ρ (the
+ρ of the configured (ε, δ)): selection is a bounded-range exponential
+mechanism of ρ = ε²/8, measurements are Gaussian at L2 sensitivity.
+
+Scalability (§4): the model is a :class:`~dpsynth.factored.FactoredModel`.
+Before each selection, candidates whose measurement would create a factor of
+more than ``max_factor_cells`` cells are removed; this depends only on the
+public domain and on earlier (already private) selections, so it costs no
+privacy, and the report says how many were removed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..accountant import BasicComposition, ZCDPComposition, split_budget
+from ..config import params_from_mapping
+from ..errors import ConfigError
+from ..factored import FactoredModel, Measurement
+from ..mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from ..ranges import parse_ranges
+from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+
+__all__ = ["Params", "composition", "parse_params", "run"]
+
+_P = "algorithm.params"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    """MWEM settings; defaults chosen by the measurements in docs/mwem.md."""
+
+    iterations: int = 20
+    mw_passes: int = 20
+    select_fraction: float = 0.5
+    init: Literal["uniform", "noisy"] = "noisy"
+    init_fraction: float = 0.2
+    max_factor_cells: int = 1_000_000
+    bias_cells: bool = False
+    marginal_queries: Literal["cuboids", "cells", "none"] = "cuboids"
+    output: Literal["final", "average"] = "final"
+    reselect: bool = False
+    accounting: Literal["pure", "zcdp"] = "pure"
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise ConfigError(f"{_P}.iterations: must be >= 1, got {self.iterations}")
+        if self.mw_passes < 0:
+            raise ConfigError(f"{_P}.mw_passes: must be >= 0, got {self.mw_passes}")
+        if not 0 < self.select_fraction < 1:
+            raise ConfigError(f"{_P}.select_fraction: must be in (0, 1), got {self.select_fraction!r}")
+        if not 0 < self.init_fraction < 1:
+            raise ConfigError(f"{_P}.init_fraction: must be in (0, 1), got {self.init_fraction!r}")
+        if self.max_factor_cells < 1:
+            raise ConfigError(f"{_P}.max_factor_cells: must be >= 1, got {self.max_factor_cells}")
+
+
+def parse_params(raw: Mapping) -> Params:
+    return params_from_mapping(Params, raw)
+
+
+def composition(params: Params, privacy):
+    """Basic composition for ``accounting: pure``; zCDP (needs δ > 0) for ``accounting: zcdp``."""
+    if params.accounting == "pure":
+        return BasicComposition()
+    if not privacy.delta > 0:
+        raise ConfigError(f"{_P}.accounting: zcdp needs privacy.delta > 0 (e.g. 1e-6), got {privacy.delta!r}")
+    return ZCDPComposition()
+
+
+# ------------------------------------------------------------------ candidate queries
+class _Cuboids:
+    """One candidate per workload marginal (§3.3)."""
+
+    kind = "cuboid"
+
+    def __init__(self, ctx: AlgorithmContext, bias: bool):
+        self.attrs = list(ctx.workload)
+        self.true = ctx.counts.marginals(self.attrs)
+        self.cells = np.array([t.size for t in self.true], dtype=float)
+        self.bias = bias
+        self.names = ["marginal(" + ", ".join(ctx.domain.names[a] for a in m) + ")" for m in self.attrs]
+        self.l1 = ctx.neighbouring.histogram_l1
+        self.l2 = ctx.neighbouring.histogram_l2
+
+    def __len__(self) -> int:
+        return len(self.attrs)
+
+    def group_attrs(self) -> list[tuple[int, ...]]:
+        return self.attrs
+
+    def group_of(self) -> np.ndarray:
+        return np.arange(len(self.attrs))
+
+    def scores(self, model: FactoredModel, groups: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self.attrs))
+        for g in np.flatnonzero(groups):  # loop over marginals, vectorized over cells
+            out[g] = np.abs(model.project(self.attrs[g]) - self.true[g]).sum()
+        return out - self.cells if self.bias else out
+
+    def query(self, i: int):
+        return self.attrs[i], self.true[i], None, self.names[i]
+
+
+class _Cells:
+    """Every cell of every workload marginal is a counting query."""
+
+    kind = "cell"
+
+    def __init__(self, ctx: AlgorithmContext):
+        self.attrs = list(ctx.workload)
+        self.true = ctx.counts.marginals(self.attrs)
+        sizes = np.array([t.size for t in self.true])
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)])
+        self.domain = ctx.domain
+        self.l1 = self.l2 = ctx.neighbouring.count_sensitivity
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def group_attrs(self) -> list[tuple[int, ...]]:
+        return self.attrs
+
+    def group_of(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.attrs)), np.diff(self.offsets))
+
+    def scores(self, model: FactoredModel, groups: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self))
+        for g in np.flatnonzero(groups):
+            lo, hi = self.offsets[g], self.offsets[g + 1]
+            out[lo:hi] = np.abs(model.project(self.attrs[g]) - self.true[g]).reshape(-1)
+        return out
+
+    def query(self, i: int):
+        g = int(np.searchsorted(self.offsets, i, side="right") - 1)
+        attrs, true = self.attrs[g], self.true[g]
+        cell = np.unravel_index(i - self.offsets[g], true.shape)
+        q = np.zeros((1, *true.shape))
+        q[(0, *cell)] = 1.0
+        labels = [self.domain.columns[a].labels()[c] for a, c in zip(attrs, cell)]
+        name = "cell(" + ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(attrs, labels)) + ")"
+        return attrs, np.array([float(true[cell])]), q, name
+
+
+class _Ranges:
+    """Range queries from ``workload.ranges`` (§3.1)."""
+
+    kind = "range"
+
+    def __init__(self, ctx: AlgorithmContext, sets):
+        self.sets = sets
+        self.true = [rq.answers(ctx.counts.marginal(rq.attrs)) for rq in sets]
+        self.offsets = np.concatenate([[0], np.cumsum([len(rq) for rq in sets])])
+        self.domain = ctx.domain
+        self.l1 = self.l2 = ctx.neighbouring.count_sensitivity
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def group_attrs(self) -> list[tuple[int, ...]]:
+        return [rq.attrs for rq in self.sets]
+
+    def group_of(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.sets)), np.diff(self.offsets))
+
+    def scores(self, model: FactoredModel, groups: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self))
+        for g in np.flatnonzero(groups):
+            rq = self.sets[g]
+            out[self.offsets[g] : self.offsets[g + 1]] = np.abs(rq.answers(model.project(rq.attrs)) - self.true[g])
+        return out
+
+    def query(self, i: int):
+        g = int(np.searchsorted(self.offsets, i, side="right") - 1)
+        rq, j = self.sets[g], i - self.offsets[g]
+        q = rq.indicator(j, self.domain.shape(rq.attrs))[None]
+        return rq.attrs, np.array([self.true[g][j]]), q, rq.describe(j, self.domain)
+
+
+def _families(ctx: AlgorithmContext, params: Params) -> list:
+    fams = []
+    if params.marginal_queries == "cuboids":
+        fams.append(_Cuboids(ctx, params.bias_cells))
+    elif params.marginal_queries == "cells":
+        fams.append(_Cells(ctx))
+    extra = dict(ctx.workload_extra)
+    if "conjunctions" in extra:
+        raise ConfigError("workload.conjunctions: not supported by mwem (use marginals or ranges)")
+    sets = parse_ranges(extra.get("ranges"), ctx.domain)
+    if sets:
+        fams.append(_Ranges(ctx, sets))
+    if not fams:
+        raise ConfigError(f"{_P}.marginal_queries: is 'none' but workload.ranges is not set; there is nothing to query")
+    return fams
+
+
+# ------------------------------------------------------------------------- budget
+def _rho_of(epsilon: float, delta: float) -> float:
+    """Largest ρ with ρ + 2·sqrt(ρ·ln(1/δ)) ≤ ε (inverse of Bun & Steinke Prop. 1.3)."""
+    L = math.log(1.0 / delta)
+    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+
+
+class _Budget:
+    """The per-stage privacy parameters: ε under pure accounting, ρ under zCDP."""
+
+    def __init__(self, ctx: AlgorithmContext, params: Params):
+        self.ctx, self.zcdp = ctx, params.accounting == "zcdp"
+        T, d = params.iterations, len(ctx.domain)
+        f_init = params.init_fraction if params.init == "noisy" else 0.0
+        per_round = (1.0 - f_init) / T
+        weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * T
+        if self.zcdp:
+            ledger = ctx.ledger
+            spent = sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in ledger.charges)
+            avail = (_rho_of(ledger.epsilon, ledger.delta) - spent) * (1 - 1e-9)  # margin for float sums
+            if avail <= 0:
+                raise ConfigError("privacy.epsilon: nothing left for mwem after the row count")
+            parts = [avail * w for w in weights]
+        else:
+            parts = split_budget(ctx.ledger.remaining(), weights)
+        self.init = split_budget(parts[0], [1.0] * d) if f_init > 0 else []
+        self.select = parts[1::2]
+        self.measure = parts[2::2]
+
+    def select_epsilon(self, t: int) -> float:
+        return math.sqrt(8.0 * self.select[t]) if self.zcdp else self.select[t]
+
+    def noisy(self, true, part: float, l1: float, l2: float, *, rng, stage: str, measured: str):
+        """Laplace (pure) or Gaussian (zCDP) measurement; returns (noisy values, noise scale)."""
+        if self.zcdp:
+            noisy = gaussian_mechanism(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng,
+                                       stage=stage, measured=measured)
+            return noisy, l2 / math.sqrt(2.0 * part)
+        noisy = laplace_mechanism(true, sensitivity=l1, epsilon=part, ledger=self.ctx.ledger, rng=rng,
+                                  stage=stage, measured=measured)
+        return noisy, l1 / part
+
+    def describe(self) -> dict:
+        key = "rho" if self.zcdp else "epsilon"
+        return {
+            f"init_{key}_total": float(sum(self.init)),
+            f"select_{key}_per_round": self.select[0],
+            f"measure_{key}_per_round": self.measure[0],
+        }
+
+
+# ---------------------------------------------------------------------------- run
+def _initial_model(ctx, params, budget, *, rng):
+    """A₀: uniform, or the product of the noisy 1-way marginals (charged)."""
+    sizes, n = ctx.domain.sizes, ctx.n
+    if params.init == "uniform":
+        return FactoredModel(sizes, n, max_factor_cells=params.max_factor_cells), [], []
+    h1, h2 = ctx.neighbouring.histogram_l1, ctx.neighbouring.histogram_l2
+    released, measurements = [], []
+    for a, part in enumerate(budget.init):  # loop over columns
+        noisy, scale = budget.noisy(ctx.counts.marginal((a,)), part, h1, h2, rng=rng, stage="mwem-init",
+                                    measured=f"marginal({ctx.domain.names[a]})")
+        released.append(NoisyMarginal((a,), np.asarray(noisy, dtype=float), scale))
+        measurements.append(Measurement((a,), noisy))
+    model = FactoredModel.independent(sizes, n, [m.values for m in released],
+                                      max_factor_cells=params.max_factor_cells)
+    return model, released, measurements
+
+
+def _allowed(fams, model, measured, capped, reselect):
+    """Per family: mask of candidates that may be selected this round (public information only)."""
+    masks = []
+    for fi, f in enumerate(fams):
+        fits = np.array([not model.would_exceed(a) for a in f.group_attrs()])[f.group_of()]
+        capped[fi] |= ~fits
+        masks.append(fits if reselect else fits & ~measured[fi])
+    return masks
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    fams = _families(ctx, params)
+    total_candidates = sum(len(f) for f in fams)
+    if not params.reselect and params.iterations > total_candidates:
+        raise ConfigError(
+            f"{_P}.iterations: {params.iterations} rounds but only {total_candidates} candidate queries "
+            "(lower iterations or set reselect: true)"
+        )
+    budget = _Budget(ctx, params)
+    model, released, measurements = _initial_model(ctx, params, budget, rng=rng)
+    score_sens = max(f.l1 for f in fams)
+    measured = [np.zeros(len(f), dtype=bool) for f in fams]
+    capped = [np.zeros(len(f), dtype=bool) for f in fams]
+    snapshots, selected, warnings = [], [], []
+    for t in range(params.iterations):  # loop over rounds
+        masks = _allowed(fams, model, measured, capped, params.reselect)
+        where = [(fi, np.flatnonzero(m)) for fi, m in enumerate(masks)]
+        if sum(len(ix) for _, ix in where) == 0:
+            warnings.append(f"mwem stopped after {t} of {params.iterations} rounds: no candidate query left "
+                            "under max_factor_cells; the rest of the budget was not spent")
+            break
+        scores = np.concatenate([
+            fams[fi].scores(model, _groups_needed(fams[fi], ix))[ix] for fi, ix in where
+        ])
+        pick = exponential_mechanism(scores, sensitivity=score_sens, epsilon=budget.select_epsilon(t),
+                                     ledger=ctx.ledger, rng=rng, stage="mwem-select",
+                                     measured=f"round {t + 1}: one of {scores.size} candidate queries")
+        fi, i = _locate(where, pick)
+        measured[fi][i] = True
+        attrs, true, queries, name = fams[fi].query(i)
+        noisy, scale = budget.noisy(true, budget.measure[t], fams[fi].l1, fams[fi].l2, rng=rng,
+                                    stage="mwem-measure", measured=name)
+        m = Measurement(attrs, np.asarray(noisy, dtype=float).reshape(np.shape(true)), queries)
+        if queries is None:
+            released.append(NoisyMarginal(tuple(attrs), m.values, scale))
+        model.mw_update(m)  # Figure 1, step 3
+        measurements.append(m)
+        model.mw_passes(measurements, params.mw_passes)  # §2.3.2
+        selected.append(name)
+        if params.output == "average":
+            snapshots.append(model.copy())
+        ctx.progress("mwem", t + 1, params.iterations)
+    codes = _sample(model, snapshots, ctx.rows, rng=rng)
+    details = _details(ctx, params, fams, budget, model, selected, capped, score_sens)
+    return AlgorithmOutput(codes=codes, marginals=released, details=details, warnings=warnings)
+
+
+def _groups_needed(fam, ix: np.ndarray) -> np.ndarray:
+    need = np.zeros(len(fam.group_attrs()), dtype=bool)
+    need[fam.group_of()[ix]] = True
+    return need
+
+
+def _locate(where, pick: int) -> tuple[int, int]:
+    for fi, ix in where:
+        if pick < len(ix):
+            return fi, int(ix[pick])
+        pick -= len(ix)
+    raise IndexError("selection out of range")  # unreachable: pick < total candidates
+
+
+def _sample(model: FactoredModel, snapshots: list, rows: int, *, rng) -> np.ndarray:
+    """Rows from the final model, or from the uniform mixture of A₁ … A_T (``output: average``)."""
+    if not snapshots:
+        return model.sample(rows, rng=rng)
+    per = rng.multinomial(rows, np.full(len(snapshots), 1.0 / len(snapshots)))
+    codes = np.concatenate([s.sample(k, rng=rng) for s, k in zip(snapshots, per)])
+    return codes[rng.permutation(rows)]
+
+
+def _details(ctx, params, fams, budget, model, selected, capped, score_sens) -> dict:
+    names = ctx.domain.names
+    return {
+        "query_classes": {f.kind: len(f) for f in fams},
+        "rounds": len(selected),
+        "selected": selected,
+        "score_sensitivity": score_sens,
+        "init": params.init,
+        "mw_passes": params.mw_passes,
+        "output": params.output,
+        "reselect": params.reselect,
+        "bias_cells": params.bias_cells,
+        "accounting": params.accounting,
+        **budget.describe(),
+        "max_factor_cells": params.max_factor_cells,
+        "candidates_removed_by_factor_cap": int(sum(c.sum() for c in capped)),
+        "factor_cap_note": (
+            "candidates whose measurement would need a factor larger than max_factor_cells were removed "
+            "before selection; this uses only public information (the domain and earlier selections) "
+            "and costs no privacy"
+        ),
+        "factor_groups": [[names[a] for a in g] for g in model.groups if len(g) > 1],
+        "largest_factor_cells": model.largest_factor_cells(),
+        "synthesis": "rows sampled factor by factor from the " + (
+            "final model" if params.output == "final" else "average of the models of all rounds"),
+    }
