@@ -83,6 +83,10 @@ _MIX = 1e-3
 probability 0 (multiplicative weights can never revive a zero)."""
 
 
+_STAGE_MIN_ATTRS, _STAGE_MIN_CELLS = 6, 4096
+"""Factors at least this wide and large answer projections in two stages (see ``_Factor``)."""
+
+
 class FactorTooLarge(ValueError):
     """Merging would create a factor beyond ``max_factor_cells``."""
 
@@ -115,36 +119,64 @@ class Measurement:
 
 
 class _Factor:
-    """One factor: sorted attribute indices and a normalised probability array."""
+    """One factor: sorted attribute indices and a normalised probability array.
 
-    __slots__ = ("_cache", "attrs", "probs")
+    Projections are cached until the factor changes.  A large factor answers
+    ``marginal(sub, staged=True)`` in two stages: first onto (sub ∩ head) ∪ tail,
+    where ``tail`` is a trailing block of attributes of about sqrt(cells) cells,
+    then onto ``sub``.  Candidates that share their head part share the first,
+    expensive stage (all 3-way marginals of a 16-attribute binary factor: 93
+    full-factor reductions instead of 560).
+    """
+
+    __slots__ = ("_cache", "attrs", "probs", "tail")
 
     def __init__(self, attrs: tuple[int, ...], probs: np.ndarray):
         self.attrs = attrs
         self.probs = probs
         self._cache: dict[tuple[int, ...], np.ndarray] = {}
+        self.tail: tuple[int, ...] = ()
+        if len(attrs) >= _STAGE_MIN_ATTRS and probs.size >= _STAGE_MIN_CELLS:
+            cells, k = 1, len(attrs)
+            while k > 1 and cells * probs.shape[k - 1] <= math.isqrt(probs.size):
+                k -= 1
+                cells *= probs.shape[k]
+            self.tail = attrs[k:] if k < len(attrs) - 1 else ()
 
     def changed(self) -> None:
         self._cache.clear()
 
-    def marginal(self, sub: tuple[int, ...]) -> np.ndarray:
+    def marginal(self, sub: tuple[int, ...], *, staged: bool = False) -> np.ndarray:
         """Probabilities over ``sub`` (a subset of ``attrs`` in ``attrs`` order)."""
         if sub == self.attrs:
             return self.probs
         hit = self._cache.get(sub)
         if hit is not None:
             return hit
-        # Sum from the smallest cached superset when there is one (cheaper than the factor).
         source, source_attrs = self.probs, self.attrs
-        want = set(sub)
-        for key, arr in self._cache.items():
-            if arr.size < source.size and want.issubset(key):
-                source, source_attrs = arr, key
-        axes = tuple(i for i, a in enumerate(source_attrs) if a not in want)
-        out = source.sum(axis=axes)
+        if staged and self.tail:
+            key = tuple(a for a in sub if a not in self.tail) + self.tail
+            if len(key) > len(sub):
+                source = self._cache.get(key)
+                if source is None:
+                    source = self._cache[key] = _reduce(self.probs, [self.attrs.index(a) for a in key])
+                source_attrs = key
+        out = _reduce(source, [source_attrs.index(a) for a in sub])
         if out.size * 4 <= self.probs.size:  # cache only projections much smaller than the factor
             self._cache[sub] = out
         return out
+
+
+def _reduce(arr: np.ndarray, keep: list[int]) -> np.ndarray:
+    """Sum ``arr`` over every axis not in ``keep`` (ascending).
+
+    ``np.einsum`` with integer labels is 2-4x faster than ``ndarray.sum`` over
+    many interleaved axes of a high-dimensional array (measured on 16-d binary
+    and 7-d Adult factors); it accepts at most 52 labels.
+    """
+    if arr.ndim <= 52:
+        return np.einsum(arr, list(range(arr.ndim)), keep)
+    return arr.sum(axis=tuple(i for i in range(arr.ndim) if i not in keep))
 
 
 class FactoredModel:
@@ -250,7 +282,7 @@ class FactoredModel:
         for i in dict.fromkeys(self._owner[a] for a in attrs):  # touched factors, first-seen order
             f = self.factors[i]
             sub = tuple(a for a in f.attrs if a in want)
-            pieces.append(f.marginal(sub))
+            pieces.append(f.marginal(sub, staged=True))
             order.extend(sub)
         joint = functools.reduce(np.multiply.outer, pieces)
         perm = [order.index(a) for a in attrs]

@@ -197,3 +197,17 @@ def test_fit_marginals_bad_arguments():
         fit_marginals((2,), [], 1.0, init="noisy")
     with pytest.raises(ValueError, match=re.escape("passes must be >= 1, got 0")):
         fit_marginals((2,), [], 1.0, passes=0)
+
+
+def test_staged_projection_of_a_large_factor():
+    """A wide factor (7 attributes, 16384 cells) answers projections in two stages: same numbers."""
+    sizes = (4,) * 7
+    model = FactoredModel(sizes, 50.0)
+    rng = np.random.default_rng(2)
+    model.mw_update(Measurement(tuple(range(7)), rng.uniform(0, 1, size=sizes)))
+    f = model.factors[0]
+    assert f.tail == (4, 5, 6)  # the trailing block of 64 cells <= sqrt(16384) = 128
+    for attrs in [(0, 3, 6), (6, 2), (1,), (5, 6), (0, 1, 2, 3, 4)]:
+        other = tuple(i for i in range(7) if i not in attrs)
+        direct = 50.0 * f.probs.sum(axis=other).transpose(np.argsort(np.argsort(attrs)))
+        np.testing.assert_allclose(model.project(attrs), direct, rtol=0, atol=1e-12)
