@@ -98,7 +98,13 @@ def zcdp_to_approx_dp(rho: float, delta: float) -> float:
 
 
 class Composition(Protocol):
-    """A composition theorem: turns a list of charges into a total (ε, δ)."""
+    """A composition theorem: turns a list of charges into a total (ε, δ).
+
+    A composition may also offer the incremental form ``start() -> state``,
+    ``add(state, charge) -> state`` and ``value(state, delta_budget) -> (ε, δ)``;
+    the ledger then keeps a running state and each charge costs O(1) instead
+    of a pass over all previous charges.
+    """
 
     name: str
     description: str
@@ -121,6 +127,16 @@ class BasicComposition:
         # Exact: the ledger compares these Fractions with the budget before converting.
         return exact_sum([c.epsilon for c in charges]), exact_sum([c.delta for c in charges])
 
+    # Incremental form (the ledger keeps a running state, so charging is O(1)).
+    def start(self):
+        return (Fraction(0), Fraction(0))
+
+    def add(self, state, charge: Charge):
+        return (state[0] + Fraction(float(charge.epsilon)), state[1] + Fraction(float(charge.delta)))
+
+    def value(self, state, delta_budget: float):
+        return state
+
 
 @dataclass(frozen=True)
 class ZCDPComposition:
@@ -137,12 +153,21 @@ class ZCDPComposition:
     )
 
     def total(self, charges: Sequence[Charge], delta_budget: float) -> tuple[float, float]:
-        rho = 0.0
+        state = self.start()
         for c in charges:
-            rho += c.rho if c.rho is not None else c.epsilon**2 / 2.0
-        if rho == 0:
+            state = self.add(state, c)
+        return self.value(state, delta_budget)
+
+    def start(self):
+        return 0.0
+
+    def add(self, state, charge: Charge):
+        return state + (charge.rho if charge.rho is not None else charge.epsilon**2 / 2.0)
+
+    def value(self, state, delta_budget: float):
+        if state == 0:
             return 0.0, 0.0
-        return zcdp_to_approx_dp(rho, delta_budget), delta_budget
+        return zcdp_to_approx_dp(state, delta_budget), delta_budget
 
 
 @dataclass
@@ -153,6 +178,7 @@ class Ledger:
     delta: float = 0.0
     composition: Composition = field(default_factory=BasicComposition)
     charges: list[Charge] = field(default_factory=list)
+    _state: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon)):
@@ -161,11 +187,27 @@ class Ledger:
             raise BudgetError(f"epsilon must be > 0, got {self.epsilon!r}")
         if not 0 <= self.delta < 1:
             raise BudgetError(f"delta must be in [0, 1), got {self.delta!r}")
+        if self._incremental:
+            state = self.composition.start()
+            for c in self.charges:
+                state = self.composition.add(state, c)
+            self._state = state
+
+    @property
+    def _incremental(self) -> bool:
+        return all(hasattr(self.composition, m) for m in ("start", "add", "value"))
+
+    def _total(self, extra: Charge | None = None):
+        if self._incremental:
+            state = self._state if extra is None else self.composition.add(self._state, extra)
+            return self.composition.value(state, self.delta)
+        charges = self.charges if extra is None else [*self.charges, extra]
+        return self.composition.total(charges, self.delta)
 
     # -- queries -----------------------------------------------------------
     def spent(self) -> tuple[float, float]:
         """Total (ε, δ) of all charges under the ledger's composition rule."""
-        eps, delta = self.composition.total(self.charges, self.delta)
+        eps, delta = self._total()
         return float(eps), float(delta)
 
     def basic_spent(self) -> tuple[float, float]:
@@ -179,7 +221,7 @@ class Ledger:
         Rounded down, so that charging exactly this amount next always fits
         under basic composition.
         """
-        spent, _ = self.composition.total(self.charges, self.delta)
+        spent, _ = self._total()
         exact = Fraction(float(self.epsilon)) - Fraction(spent)
         if exact <= 0:
             return 0.0
@@ -189,7 +231,7 @@ class Ledger:
         return value
 
     def would_fit(self, charge: Charge) -> bool:
-        eps, delta = self.composition.total([*self.charges, charge], self.delta)
+        eps, delta = self._total(charge)
         return _fits(eps, self.epsilon) and _fits(delta, self.delta)
 
     # -- spending ----------------------------------------------------------
@@ -198,7 +240,7 @@ class Ledger:
         if charge.epsilon < 0 or charge.delta < 0 or (charge.rho is not None and charge.rho < 0):
             raise BudgetError(f"a charge cannot be negative ({charge.stage})")
         if not self.would_fit(charge):
-            eps, delta = self.composition.total([*self.charges, charge], self.delta)
+            eps, delta = self._total(charge)
             raise BudgetError(
                 f"privacy budget exceeded at stage '{charge.stage}': total would be "
                 f"epsilon={float(eps):.6g}, delta={float(delta):.3g} against a budget of "
@@ -206,6 +248,8 @@ class Ledger:
                 f"epsilon={self.remaining():.6g}"
             )
         self.charges.append(charge)
+        if self._incremental:
+            self._state = self.composition.add(self._state, charge)
         return charge
 
     def to_dict(self) -> dict:

@@ -1,0 +1,85 @@
+"""The ledger: exact totals, refusal before overspending, budget splitting."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+import pytest
+
+from dpsynth.accountant import (
+    BasicComposition,
+    Charge,
+    Ledger,
+    ZCDPComposition,
+    exact_sum,
+    split_budget,
+    zcdp_to_approx_dp,
+)
+from dpsynth.errors import BudgetError
+
+
+def _c(eps, **kw):
+    return Charge(stage="s", mechanism="m", sensitivity=1.0, epsilon=eps, **kw)
+
+
+@pytest.mark.parametrize("parts", [3, 7, 10, 49, 455, 1000])
+def test_split_budget_never_exceeds(parts):
+    shares = split_budget(1.0, [1.0] * parts)
+    assert exact_sum(shares) <= Fraction(1)
+    assert float(exact_sum(shares)) == pytest.approx(1.0, rel=1e-12)
+    ledger = Ledger(1.0)
+    for s in shares:
+        ledger.charge(_c(s))
+    assert ledger.spent()[0] <= 1.0
+
+
+def test_overspend_is_refused_and_not_recorded():
+    ledger = Ledger(1.0)
+    ledger.charge(_c(0.6))
+    msg = ("privacy budget exceeded at stage 's': total would be epsilon=1.1, delta=0 against a budget "
+           "of epsilon=1, delta=0; remaining epsilon=0.4")
+    with pytest.raises(BudgetError, match=re.escape(msg)):
+        ledger.charge(_c(0.5))
+    assert len(ledger.charges) == 1
+    ledger.charge(_c(ledger.remaining()))
+    assert ledger.remaining() == 0.0
+    with pytest.raises(BudgetError):
+        ledger.charge(_c(1e-300))
+
+
+def test_float_rounding_cannot_hide_overspend():
+    # 0.1 + 0.2 as doubles exceeds 0.3 as a double: the exact ledger notices.
+    ledger = Ledger(0.3)
+    ledger.charge(_c(0.1))
+    with pytest.raises(BudgetError):
+        ledger.charge(_c(0.2))
+
+
+def test_delta_budget_enforced():
+    ledger = Ledger(1.0, 1e-6)
+    ledger.charge(_c(0.1, delta=1e-6))
+    with pytest.raises(BudgetError):
+        ledger.charge(_c(0.1, delta=1e-9))
+
+
+@pytest.mark.parametrize("eps, delta", [(0, 0), (-1, 0), (math.inf, 0), (1, 1.0), (1, -0.1)])
+def test_invalid_budgets(eps, delta):
+    with pytest.raises(BudgetError):
+        Ledger(eps, delta)
+
+
+def test_zcdp_composition():
+    ledger = Ledger(2.0, 1e-6, ZCDPComposition())
+    ledger.charge(_c(0.3, rho=0.001))
+    ledger.charge(_c(0.2))  # pure: counts as eps^2/2 = 0.02
+    rho = 0.021
+    assert ledger.spent()[0] == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e6)))
+    assert ledger.basic_spent()[0] == pytest.approx(0.5)
+    assert zcdp_to_approx_dp(0.0, 1e-6) == 0.0
+
+
+def test_basic_composition_totals_are_exact():
+    total = BasicComposition().total([_c(0.1)] * 10, 0.0)[0]
+    assert isinstance(total, Fraction) and total == 10 * Fraction(0.1)

@@ -1,0 +1,128 @@
+"""Config validation: every error names the key path, with the exact message."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from dpsynth.config import load_config, parse_config
+from dpsynth.errors import ConfigError, InputMissingError
+from dpsynth.privacy import Neighbouring
+from dpsynth.schema import CategoricalColumn, IntegerColumn, NumericColumn
+
+
+def _with(raw: dict, path: str, value) -> dict:
+    raw = copy.deepcopy(raw)
+    *parents, last = path.split(".")
+    node = raw
+    for p in parents:
+        node = node.setdefault(p, {})
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return raw
+
+
+_DELETE = object()
+
+
+def test_valid_config_parses(tiny_raw_config):
+    cfg = parse_config(tiny_raw_config)
+    assert cfg.domain.names == ("color", "size", "count", "flag")
+    assert cfg.domain.sizes == (3, 5, 4, 2)
+    assert isinstance(cfg.domain.columns[0], CategoricalColumn)
+    assert isinstance(cfg.domain.columns[1], NumericColumn)
+    assert isinstance(cfg.domain.columns[2], IntegerColumn)
+    assert cfg.domain.columns[1].edges == (0.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+    assert cfg.privacy.neighbouring is Neighbouring.ADD_REMOVE and cfg.privacy.n_public
+    assert len(cfg.marginals) == 6  # C(4, 2)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("privacy.epsilon", 0, "privacy.epsilon: must be > 0, got 0.0"),
+        ("privacy.epsilon", -1, "privacy.epsilon: must be > 0, got -1.0"),
+        ("privacy.epsilon", "one", "privacy.epsilon: expected a number, got 'one'"),
+        ("privacy.epsilon", _DELETE, "privacy.epsilon: required"),
+        ("privacy.delta", 1.5, "privacy.delta: must be < 1, got 1.5"),
+        ("privacy.neighboring", "swap", "privacy.neighboring: must be one of add-remove, replace-one, got 'swap'"),
+        ("privacy.n", {"epsilon": 2.0}, "privacy.n.epsilon: must be smaller than privacy.epsilon (2 >= 1)"),
+        ("privacy.n", "secret", "privacy.n: must be 'public' or {epsilon: <number>}"),
+        ("privacy.budget", 1, "privacy.budget: unknown key (allowed: epsilon, n, neighboring, neighbouring, delta)"),
+        ("algorithm.name", "magic", "algorithm.name: must be one of "),
+        ("algorithm.params", {"noise": "pink"}, "algorithm.params.noise: must be one of discrete, continuous, got 'pink'"),
+        ("algorithm.params", {"speed": 1}, "algorithm.params.speed: unknown key (allowed: noise)"),
+        ("workload.marginals", {"k": 9}, "workload.marginals.k: must be <= the number of columns (4), got 9"),
+        ("workload.marginals", [["color", "shape"]], "workload.marginals[0][1]: unknown column 'shape'"),
+        ("workload.marginals", [["color", "color"]], "workload.marginals[0]: a column appears twice"),
+        ("workload.marginals", {"k": 2, "seed": 3}, "workload.marginals.seed: only meaningful with sample"),
+        ("workload.cubes", 1, "workload.cubes: unknown key (allowed: conjunctions, marginals, ranges)"),
+        ("output.rows", 0, "output.rows: must be >= 1, got 0"),
+        ("output.numeric", "mean", "output.numeric: must be one of uniform, midpoint, got 'mean'"),
+        ("seed", -4, "seed: must be >= 0, got -4"),
+        ("colour", 1, "colour: unknown key (allowed: algorithm, limits, output, privacy, schema, seed, workload)"),
+        ("schema.columns.size.bins", 0, "schema.columns.size.bins: must be >= 1, got 0"),
+        ("schema.columns.size.upper", -1, "schema.columns.size.upper: must be greater than lower (-1 <= 0)"),
+        ("schema.columns.size.type", "float", "schema.columns.size.type: must be one of numeric, integer, categorical, got 'float'"),
+        ("schema.columns.count.upper", 0, "schema.columns.count.upper: must be >= lower (0 < 1)"),
+        ("schema.columns.color.categories", [], "schema.columns.color.categories: expected a non-empty list"),
+        ("schema.columns.color.categories", ["a", "a"], "schema.columns.color.categories: duplicate category 'a'"),
+        ("schema.columns.color.missing", "drop", "schema.columns.color.missing: must be one of error, category, got 'drop'"),
+        ("schema.unknown", "ignore", "schema.unknown: must be one of error, other, got 'ignore'"),
+        ("schema.columns", {}, "schema.columns: expected a non-empty mapping of column name to spec"),
+        ("limits.max_cells", 0, "limits.max_cells: must be >= 1, got 0"),
+    ],
+)
+def test_config_errors_name_the_key_path(tiny_raw_config, path, value, message):
+    raw = _with(tiny_raw_config, path, value)
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw)
+    if message.endswith("one of "):
+        assert str(info.value).startswith(message)
+    else:
+        # allowed-key lists are sorted; compare as sets where order is incidental
+        assert _norm(str(info.value)) == _norm(message)
+
+
+def _norm(msg: str) -> str:
+    m = re.match(r"(.*\(allowed: )(.*)(\))$", msg)
+    if m:
+        return m.group(1) + ",".join(sorted(m.group(2).split(", "))) + m.group(3)
+    return msg
+
+
+def test_numeric_edges_and_bins_are_exclusive(tiny_raw_config):
+    raw = _with(tiny_raw_config, "schema.columns.size.edges", [0, 1, 2])
+    with pytest.raises(ConfigError, match=re.escape("schema.columns.size: give either edges or lower/upper/bins, not both")):
+        parse_config(raw)
+
+
+def test_edges_must_increase(tiny_raw_config):
+    raw = _with(tiny_raw_config, "schema.columns.size", {"type": "numeric", "edges": [0, 2, 2]})
+    with pytest.raises(ConfigError, match=re.escape("schema.columns.size.edges: must be strictly increasing")):
+        parse_config(raw)
+
+
+def test_sampled_workload_is_public_and_reproducible(tiny_raw_config):
+    raw = _with(tiny_raw_config, "workload.marginals", {"k": 2, "sample": 3, "seed": 7})
+    a, b = parse_config(raw), parse_config(raw)
+    assert a.marginals == b.marginals and len(a.marginals) == 3
+
+
+def test_load_config_missing_and_bad_yaml(tmp_path):
+    with pytest.raises(InputMissingError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema: [\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{bad}: invalid YAML at line 2")):
+        load_config(bad)
+
+
+def test_shipped_configs_load(root):
+    for path in sorted((root / "configs").glob("*.yaml")):
+        cfg = load_config(path)
+        assert len(cfg.domain) > 0, path
