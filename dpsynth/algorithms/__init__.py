@@ -24,6 +24,7 @@ __all__ = ["get_algorithm", "algorithm_names", "AlgorithmContext", "AlgorithmOut
 _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",
     "mwem": "dpsynth.algorithms.mwem",
+    "dualquery": "dpsynth.algorithms.dualquery",
 }
 
 
