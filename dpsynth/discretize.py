@@ -54,8 +54,8 @@ def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray
     isnull = _null_codes(col, spec)
     if isinstance(spec, CategoricalColumn):
         labels = _as_labels(col)
-        cat = pd.Categorical(labels, categories=[str(c) for c in spec.categories])
-        out = np.asarray(cat.codes, dtype=np.int64)
+        index = pd.Index([str(c) for c in spec.categories], dtype=object)
+        out = np.asarray(index.get_indexer(labels), dtype=np.int64)  # -1: unknown or null
         bad = (out < 0) & ~isnull
         if bad.any():
             if not spec.other:
