@@ -19,12 +19,15 @@ from types import ModuleType
 
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 
-__all__ = ["get_algorithm", "algorithm_names", "AlgorithmContext", "AlgorithmOutput", "NoisyMarginal"]
+__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "algorithm_names", "get_algorithm"]
 
 _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",
     "mwem": "dpsynth.algorithms.mwem",
     "dualquery": "dpsynth.algorithms.dualquery",
+    "ireduct": "dpsynth.algorithms.ireduct",
+    "twophase": "dpsynth.algorithms.twophase",
+    "iresamp": "dpsynth.algorithms.iresamp",
 }
 
 
