@@ -73,6 +73,7 @@ __all__ = [
     "Measurement",
     "fit_marginals",
     "one_way_from_marginals",
+    "soft_threshold",
 ]
 
 DEFAULT_MAX_FACTOR_CELLS = 1_000_000
@@ -100,11 +101,17 @@ class Measurement:
     counts of every cell).  Otherwise ``queries`` has shape
     ``(k, *sizes[attrs])`` (each query's weight q(x) ∈ [−1, 1] per cell, e.g.
     0/1 indicators of a cell or a range) and ``values`` has shape ``(k,)``.
+
+    ``tolerance`` (≥ 0, counts): residuals m − q(A) within ±tolerance count as
+    agreement and move nothing; larger ones are shrunk towards 0 by it (soft
+    thresholding), the paper's "as long as any measurements do not agree with
+    the approximating distribution (within error)" (§2.3.2).  0 = plain MW.
     """
 
     attrs: tuple[int, ...]
     values: np.ndarray
     queries: np.ndarray | None = None
+    tolerance: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attrs", tuple(int(a) for a in self.attrs))
@@ -116,6 +123,8 @@ class Measurement:
                 raise ValueError("Measurement: queries must have shape (k, ...) and values shape (k,)")
         if len(set(self.attrs)) != len(self.attrs):
             raise ValueError("Measurement: attributes must be distinct")
+        if not self.tolerance >= 0:
+            raise ValueError("Measurement: tolerance must be >= 0")
 
 
 class _Factor:
@@ -309,11 +318,11 @@ class FactoredModel:
         p = f.marginal(local)
         perm = [m.attrs.index(a) for a in local]
         if m.queries is None:
-            err = m.values.transpose(perm) - self.total * p
+            err = soft_threshold(m.values.transpose(perm) - self.total * p, m.tolerance)
             expo = err / (2.0 * self.total)
         else:
             q = m.queries.transpose([0, *[1 + j for j in perm]])
-            err = m.values - self.total * (q.reshape(q.shape[0], -1) @ p.reshape(-1))
+            err = soft_threshold(m.values - self.total * (q.reshape(q.shape[0], -1) @ p.reshape(-1)), m.tolerance)
             expo = np.tensordot(err, q, axes=(0, 0)) / (2.0 * self.total)
         w = np.exp(expo - expo.max())
         w /= float(np.sum(p * w))  # normalise without another pass over the factor
@@ -348,6 +357,11 @@ class FactoredModel:
 
     def largest_factor_cells(self) -> int:
         return max(f.probs.size for f in self.factors)
+
+
+def soft_threshold(err, tol: float) -> np.ndarray:
+    """Soft thresholding: sign(e)·max(|e| − tol, 0)."""
+    return err if tol == 0 else np.sign(err) * np.maximum(np.abs(err) - tol, 0.0)
 
 
 def _starting_point(est: np.ndarray, size: int) -> np.ndarray:

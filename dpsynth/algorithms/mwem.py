@@ -58,7 +58,7 @@ import numpy as np
 from ..accountant import BasicComposition, ZCDPComposition, split_budget
 from ..config import params_from_mapping
 from ..errors import ConfigError
-from ..factored import FactoredModel, Measurement
+from ..factored import FactoredModel, Measurement, soft_threshold
 from ..mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
 from ..ranges import parse_ranges
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
@@ -83,6 +83,8 @@ class Params:
     output: Literal["final", "average"] = "final"
     reselect: bool = False
     accounting: Literal["pure", "zcdp"] = "pure"
+    tolerance: float = 0.0
+    clip: bool = True
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
@@ -93,6 +95,8 @@ class Params:
             raise ConfigError(f"{_P}.select_fraction: must be in (0, 1), got {self.select_fraction!r}")
         if not 0 < self.init_fraction < 1:
             raise ConfigError(f"{_P}.init_fraction: must be in (0, 1), got {self.init_fraction!r}")
+        if not self.tolerance >= 0:
+            raise ConfigError(f"{_P}.tolerance: must be >= 0, got {self.tolerance!r}")
         if self.max_factor_cells < 1:
             raise ConfigError(f"{_P}.max_factor_cells: must be >= 1, got {self.max_factor_cells}")
 
@@ -294,15 +298,28 @@ def _initial_model(ctx, params, budget, *, rng):
     if params.init == "uniform":
         return FactoredModel(sizes, n, max_factor_cells=params.max_factor_cells), [], []
     h1, h2 = ctx.neighbouring.histogram_l1, ctx.neighbouring.histogram_l2
-    released, measurements = [], []
+    released, measurements, starts = [], [], []
     for a, part in enumerate(budget.init):  # loop over columns
         noisy, scale = budget.noisy(ctx.counts.marginal((a,)), part, h1, h2, rng=rng, stage="mwem-init",
                                     measured=f"marginal({ctx.domain.names[a]})")
-        released.append(NoisyMarginal((a,), np.asarray(noisy, dtype=float), scale))
-        measurements.append(Measurement((a,), noisy))
-    model = FactoredModel.independent(sizes, n, [m.values for m in released],
-                                      max_factor_cells=params.max_factor_cells)
+        noisy = np.asarray(noisy, dtype=float)
+        released.append(NoisyMarginal((a,), noisy, scale))
+        m = _measurement((a,), noisy, None, scale, params, n, budget.zcdp)
+        measurements.append(m)
+        # Deviations from uniform within the tolerance are treated as noise (as in the MW step).
+        uniform = n / sizes[a]
+        starts.append(uniform + soft_threshold(m.values - uniform, m.tolerance))
+    model = FactoredModel.independent(sizes, n, starts, max_factor_cells=params.max_factor_cells)
     return model, released, measurements
+
+
+def _measurement(attrs, values, queries, scale, params, n, gaussian) -> Measurement:
+    """What the MW step fits: the noisy values clipped to [0, n] (``clip``), with a tolerance of
+    ``tolerance`` noise standard deviations (Laplace: sqrt(2)·scale; Gaussian: scale)."""
+    if params.clip:
+        values = np.clip(values, 0.0, n)
+    sd = scale if gaussian else math.sqrt(2.0) * scale
+    return Measurement(attrs, values, queries, params.tolerance * sd)
 
 
 def _allowed(fams, model, measured, capped, reselect):
@@ -315,7 +332,41 @@ def _allowed(fams, model, measured, capped, reselect):
     return masks
 
 
+@dataclass
+class Fit:
+    """The result of the MWEM rounds before sampling (for benchmarks and library users).
+
+    ``model`` is the final A_T; with ``output: average`` ``snapshots`` holds A₁ … A_T and
+    :meth:`project` averages their marginals.  ``released`` are the noisy marginals
+    (1-way initialisation and measured cuboids); ``details`` and ``warnings`` go to the report.
+    """
+
+    model: FactoredModel
+    snapshots: list
+    released: list
+    details: dict
+    warnings: list
+
+    def project(self, attrs) -> np.ndarray:
+        """Counts of the output distribution's marginal over ``attrs``."""
+        if not self.snapshots:
+            return self.model.project(attrs)
+        return sum(s.project(attrs) for s in self.snapshots) / len(self.snapshots)
+
+    def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
+        return _sample(self.model, self.snapshots, rows, rng=rng)
+
+
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    """MWEM release: :func:`fit`, then ``ctx.rows`` rows sampled from the output distribution."""
+    result = fit(ctx, params, rng=rng)
+    codes = result.sample(ctx.rows, rng=rng)
+    return AlgorithmOutput(codes=codes, marginals=result.released, details=result.details,
+                           warnings=result.warnings)
+
+
+def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> Fit:
+    """The T rounds of select / measure / update (Figure 1 with the §2.3.2 options)."""
     fams = _families(ctx, params)
     total_candidates = sum(len(f) for f in fams)
     if not params.reselect and params.iterations > total_candidates:
@@ -347,9 +398,10 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         attrs, true, queries, name = fams[fi].query(i)
         noisy, scale = budget.noisy(true, budget.measure[t], fams[fi].l1, fams[fi].l2, rng=rng,
                                     stage="mwem-measure", measured=name)
-        m = Measurement(attrs, np.asarray(noisy, dtype=float).reshape(np.shape(true)), queries)
+        values = np.asarray(noisy, dtype=float).reshape(np.shape(true))
         if queries is None:
-            released.append(NoisyMarginal(tuple(attrs), m.values, scale))
+            released.append(NoisyMarginal(tuple(attrs), values, scale))
+        m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp)
         model.mw_update(m)  # Figure 1, step 3
         measurements.append(m)
         model.mw_passes(measurements, params.mw_passes)  # §2.3.2
@@ -357,9 +409,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         if params.output == "average":
             snapshots.append(model.copy())
         ctx.progress("mwem", t + 1, params.iterations)
-    codes = _sample(model, snapshots, ctx.rows, rng=rng)
     details = _details(ctx, params, fams, budget, model, selected, capped, score_sens)
-    return AlgorithmOutput(codes=codes, marginals=released, details=details, warnings=warnings)
+    return Fit(model, snapshots, released, details, warnings)
 
 
 def _groups_needed(fam, ix: np.ndarray) -> np.ndarray:
