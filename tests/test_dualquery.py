@@ -314,3 +314,39 @@ def test_cli_infeasible_budget_exit_code(root, runner, tmp_path):
     result = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(root / "sample_data" / "nltcs.csv"),
                                  "-o", str(tmp_path / "s.csv"), "--quiet"])
     assert result.exit_code == 3
+
+
+def test_free_attributes_follow_the_heuristic():
+    d = _domain([3, 3, 3, 3])
+    q = Conjunctions(np.array([[0, 1]]), np.array([[2, 2]]))
+    cl = Clauses.from_samples(q, np.array([0]))
+    rec = np.array([2, 2, 1, 2])
+    assert np.array_equal(dq._free(rec, cl, d, "first", np.random.default_rng(0)), [2, 2, 0, 0])
+    draws = np.array([dq._free(rec, cl, d, "uniform", np.random.default_rng(i))[2:] for i in range(300)])
+    assert set(draws.ravel()) == {0, 1, 2}  # P(a value never drawn in 600 draws) = 3·(2/3)^600 < 1e-100
+
+
+@pytest.mark.slow
+def test_hybrid_never_worse_than_local_search():
+    """CBC warm-started from the local-search row keeps at least its objective (200 bits, 400 clauses)."""
+    d = _domain([2] * 100)
+    rng = np.random.default_rng(21)
+    cl = _random_clauses(d, 200, rng)
+    p = dq.parse_params({"best_response": "hybrid", "solver": {"time_limit": 3}})
+    rec, info = dq.best_response(cl, d, p, previous=None, rng=rng)
+    assert info["objective"] >= info["local_objective"]
+    assert info["objective"] == cl.objective(rec)
+    assert info["cbc_status"] in ("optimal", "time-limit")
+
+
+@pytest.mark.slow
+def test_kddcup99_config_encodes_the_shared_file(root):
+    """The public KDD99 config covers every value of the 10% file (no DataError), 200 bits."""
+    from conftest import shared_file
+    from dpsynth.discretize import encode
+
+    path = shared_file("kddcup99", "kddcup99_10pct.csv.gz")
+    cfg = dpsynth.load_config(root / "configs" / "kddcup99.yaml")
+    assert cfg.domain.n_bits == 200 and len(cfg.domain) == 42
+    codes = encode(pd.read_csv(path), cfg.domain)
+    assert codes.shape == (494_021, 42)
