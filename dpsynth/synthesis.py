@@ -13,16 +13,25 @@ Method:
    order until a factor would exceed ``max_factor_cells``; a marginal that
    cannot be merged is still fitted through its projections onto the existing
    attribute groups (its lower-order information counts).
-2. Start from the average noisy 1-way projections and run ``passes`` MW passes
-   over all marginals (negative noisy counts are kept: the MW update treats
-   them as "fewer than the model", which is the unbiased direction).
+2. Build the model with ``fit_marginals`` (structure, start from the average
+   noisy 1-way projections, one MW pass at the MWEM learning rate), then run
+   ``passes`` passes of iterative proportional fitting (IPF, raking): for each
+   marginal, multiply the factor holding it by target/current cell by cell.
+   MWEM's learning rate exp((m − A)/(2n)) is far too slow to fit fixed
+   marginals (one 3×4 marginal: L1 distance 0.43 after 10 MW passes, 0.03
+   after 200), while one IPF pass fits a single marginal exactly.  The
+   targets are the noisy counts clipped at 0 and normalised, mixed with
+   weight 10⁻³ with the uniform distribution so that no cell is fixed at 0
+   (IPF cannot revive a zero).  Clipping biases small cells upwards.
 3. Sample ``rows`` independent records from the fitted model.
 
 Error added (docs/ireduct.md, benchmark figures): the model cannot represent
-the correlations between attribute groups it could not merge, MW passes do not
-converge exactly, and sampling adds multinomial noise (relative standard error
+the correlations between attribute groups it could not merge, IPF on noisy
+(inconsistent) marginals settles between them, clipping adds a positive bias
+to small cells, and sampling adds multinomial noise (relative standard error
 about 1/sqrt(n·p) per cell).  The benchmark reports the overall relative error
-of the synthetic rows' marginals next to that of the released marginals.
+of the synthetic rows' marginals next to that of the released marginals, and
+of rows synthesised from the exact marginals (synthesis error alone).
 """
 
 from __future__ import annotations
@@ -31,9 +40,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .factored import DEFAULT_MAX_FACTOR_CELLS, fit_marginals
+from .factored import DEFAULT_MAX_FACTOR_CELLS, FactoredModel, fit_marginals
 
-__all__ = ["synthesis_order", "synthesize"]
+__all__ = ["fit", "ipf_pass", "synthesis_order", "synthesize"]
+
+_MIX = 1e-3
+"""Weight of the uniform distribution mixed into every IPF target."""
 
 
 def synthesis_order(marginals: Sequence, total: float) -> list[int]:
@@ -69,14 +81,10 @@ def synthesize(
         sizes = np.asarray(domain.sizes)
         codes = (rng.random((int(rows), len(sizes))) * sizes).astype(np.int64)
         return codes, {"method": "uniform (no marginals)"}, warnings
-    order = synthesis_order(marginals, total)
-    model = fit_marginals(
-        domain, [marginals[i] for i in order], total=max(float(total), 1.0), passes=passes,
-        max_factor_cells=max_factor_cells,
-    )
+    model = fit(domain, marginals, total=total, passes=passes, max_factor_cells=max_factor_cells)
     codes = model.sample(int(rows), rng=rng)
     details = {
-        "method": "multiplicative-weights fit of a product-of-factors model to the noisy marginals, then sampling",
+        "method": "product-of-factors model fitted to the noisy marginals by iterative proportional fitting, then sampling",
         "passes": int(passes),
         "max_factor_cells": int(max_factor_cells),
         "factor_groups": [[domain.names[a] for a in g] for g in model.groups if len(g) > 1],
@@ -88,3 +96,51 @@ def synthesize(
             f"(max_factor_cells={max_factor_cells}); they are fitted through their lower-order projections"
         )
     return codes, details, warnings
+
+
+def _targets(model: FactoredModel, marginals: Sequence, unmerged: set[int]) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """(attrs, values) pairs to rake: whole marginals, or projections of unmerged ones onto the model's groups."""
+    group_of = {a: g for g in model.groups for a in g}
+    out = []
+    for idx, m in enumerate(marginals):
+        attrs = tuple(int(a) for a in m.attrs)
+        values = np.asarray(m.values, dtype=float).reshape(tuple(model.sizes[a] for a in attrs))
+        if idx not in unmerged:
+            out.append((attrs, values))
+            continue
+        parts: dict[tuple[int, ...], list[int]] = {}
+        for pos, a in enumerate(attrs):
+            parts.setdefault(group_of[a], []).append(pos)
+        for positions in parts.values():
+            other = tuple(i for i in range(len(attrs)) if i not in positions)
+            out.append((tuple(attrs[i] for i in positions), values.sum(axis=other)))
+    return out
+
+
+def ipf_pass(model: FactoredModel, targets) -> None:
+    """One IPF pass: for each (attrs, noisy counts), rescale the factor holding attrs to match them."""
+    for attrs, values in targets:
+        fi = model.merge(attrs)  # no-op: the attributes already share a factor
+        f = model.factors[fi]
+        local = tuple(a for a in f.attrs if a in set(attrs))
+        target = np.clip(values.transpose([attrs.index(a) for a in local]), 0.0, None)
+        total = target.sum()
+        target = (1 - _MIX) * target / total + _MIX / target.size if total > 0 else np.full(target.shape, 1 / target.size)
+        current = f.marginal(local)
+        ratio = np.where(current > 0, target / np.maximum(current, 1e-300), 0.0)
+        shape = [model.sizes[a] if a in set(local) else 1 for a in f.attrs]
+        f.probs *= ratio.reshape(shape)
+        f.probs /= f.probs.sum()
+        f.changed()
+
+
+def fit(domain, marginals: Sequence, *, total: float, passes: int = 10,
+        max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS) -> FactoredModel:
+    """The fitted :class:`FactoredModel` (steps 1–2 of the module docstring)."""
+    marginals = list(marginals)
+    ordered = [marginals[i] for i in synthesis_order(marginals, total)]
+    model = fit_marginals(domain, ordered, total=max(float(total), 1.0), passes=1, max_factor_cells=max_factor_cells)
+    targets = _targets(model, ordered, set(model.unmerged))
+    for _ in range(int(passes)):
+        ipf_pass(model, targets)
+    return model

@@ -67,6 +67,7 @@ __all__ = [
     "generalized_sensitivity",
     "ireduct_marginals",
     "marginal_label",
+    "measure",
     "parse_params",
     "pick_priority",
     "pick_ratio",
@@ -372,9 +373,8 @@ def charge_final_scales(ctx: AlgorithmContext, scales, *, stage: str, mechanism:
         )
 
 
-def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import synthesize
-
+def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
+    """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
     sens = ctx.neighbouring.histogram_l1
     lam_max, lam_delta, delta, warnings = resolve_scales(ctx, params, eps)
@@ -386,9 +386,6 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     del true
     charge_final_scales(ctx, res.scales, stage="measure", mechanism="laplace+noisedown")
     marginals = [NoisyMarginal(tuple(a), v, float(s)) for a, v, s in zip(ctx.workload, res.values, res.scales)]
-    codes, synth_details, synth_warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
-    )
     details = {
         "marginals_measured": len(marginals),
         "lambda_max": lam_max,
@@ -403,6 +400,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "final_scale_min": float(res.scales.min()),
         "final_scale_median": float(np.median(res.scales)),
         "final_scale_max": float(res.scales.max()),
-        "synthesis": synth_details,
     }
+    return marginals, details, warnings
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    from ..synthesis import synthesize
+
+    marginals, details, warnings = measure(ctx, params, rng=rng)
+    codes, details["synthesis"], synth_warnings = synthesize(
+        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
+    )
     return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -34,7 +34,7 @@ from ..mechanisms import laplace_mechanism
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 from .ireduct import marginal_label, resolve_scales
 
-__all__ = ["Params", "parse_params", "run"]
+__all__ = ["Params", "measure", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,9 +57,8 @@ def parse_params(raw: Mapping) -> Params:
     return params_from_mapping(Params, raw)
 
 
-def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import synthesize
-
+def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
+    """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
     sens = ctx.neighbouring.histogram_l1
     lam_max, _, delta, warnings = resolve_scales(ctx, params, eps)
@@ -105,9 +104,6 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         weights[j] = w / size[j] if params.error_weight == "mean" else w
     sigma = 1.0 / np.sqrt(den)
     marginals = [NoisyMarginal(tuple(a), v, float(s)) for a, v, s in zip(ctx.workload, values, sigma)]
-    codes, synth_details, synth_warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
-    )
     details = {
         "marginals_measured": m,
         "lambda_max": lam_max,
@@ -115,6 +111,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "draws": draws,
         "combined_scale_min": float(sigma.min()),
         "combined_scale_max": float(sigma.max()),
-        "synthesis": synth_details,
     }
+    return marginals, details, warnings
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    from ..synthesis import synthesize
+
+    marginals, details, warnings = measure(ctx, params, rng=rng)
+    codes, details["synthesis"], synth_warnings = synthesize(
+        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
+    )
     return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -39,7 +39,7 @@ from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 from .ireduct import marginal_label
 from .laplace import measure_marginals
 
-__all__ = ["Params", "oracle_marginals", "oracle_scales", "parse_params", "rescale_weights", "run"]
+__all__ = ["Params", "measure", "oracle_marginals", "oracle_scales", "parse_params", "rescale_weights", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,9 +82,8 @@ def oracle_marginals(true: list[np.ndarray], *, sensitivity: float, epsilon: flo
     return noisy, scales
 
 
-def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import synthesize
-
+def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
+    """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
     eps1, eps2 = split_budget(eps, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
     sens = ctx.neighbouring.histogram_l1
@@ -102,9 +101,6 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         combined = (lam2**2 * m1.values + lam**2 * y2) / (lam**2 + lam2**2)
         marginals.append(NoisyMarginal(m1.attrs, combined, lam * lam2 / math.sqrt(lam**2 + lam2**2)))
         ctx.progress("phase 2", i + 1, len(first))
-    codes, synth_details, warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
-    )
     scales = np.array([m.scale for m in marginals])
     details = {
         "marginals_measured": len(marginals),
@@ -114,6 +110,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "phase1_scale": first[0].scale if first else None,
         "combined_scale_min": float(scales.min()) if len(scales) else None,
         "combined_scale_max": float(scales.max()) if len(scales) else None,
-        "synthesis": synth_details,
     }
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings)
+    return marginals, details, []
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    from ..synthesis import synthesize
+
+    marginals, details, warnings = measure(ctx, params, rng=rng)
+    codes, details["synthesis"], synth_warnings = synthesize(
+        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
+    )
+    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)
