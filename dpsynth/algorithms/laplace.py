@@ -12,12 +12,11 @@ integer counts, so the released counts are integers and carry none of the
 floating-point artefacts of textbook Laplace sampling; ``noise: continuous``
 adds real Laplace noise.  Both are ε-DP with the same scale.
 
-Synthetic rows (post-processing, no privacy cost): every attribute gets a
-1-way distribution estimated from the noisy marginals that contain it (the
-average of their projections, clipped at zero and normalised; uniform if no
-marginal covers it), and rows are drawn from the product of these 1-way
-distributions.  This keeps 1-way marginals and nothing more; algorithms that
-fit the k-way marginals (MWEM, iReduct's synthesis) do better.
+Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.synthesis.synthesize`
+fits a product-of-factors model to the noisy marginals (iterative proportional
+fitting) and samples from it, as iReduct and its baselines do.
+:func:`independent_sample` (the product of the noisy 1-way projections) is
+kept for callers that want the simpler model.
 """
 
 from __future__ import annotations
@@ -112,11 +111,13 @@ def independent_sample(domain, marginals, rows: int, *, rng: np.random.Generator
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     eps = ctx.ledger.remaining()
     marginals = measure_marginals(ctx, ctx.workload, eps, rng=rng, noise=params.noise)
-    codes, warnings = independent_sample(ctx.domain, marginals, ctx.rows, rng=rng)
+    from ..synthesis import synthesize
+
+    codes, synthesis, warnings = synthesize(ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng)
     details = {
         "marginals_measured": len(marginals),
         "noise": params.noise,
         "noise_scale_per_cell": marginals[0].scale if marginals else None,
-        "synthesis": "product of the noisy 1-way projections (clipped, normalised)",
+        "synthesis": synthesis,
     }
     return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings)
