@@ -1,0 +1,130 @@
+"""Empirical ε audits of the mechanisms, each with a mutant the audit must catch.
+
+Method: :mod:`tests.privacy.audit` (event chosen on one half of the draws,
+one-sided Clopper–Pearson bounds on the other half).  A correct mechanism
+fails an audit with probability ≤ 1e-3 (``audit.ALPHA``); with fixed seeds
+the outcome is deterministic.  Every audit is paired with a deliberately
+broken variant (half the noise, a wrong sensitivity, the exponential
+mechanism without its factor 2, NoiseDown replaced by fresh draws) whose
+lower bound must exceed the claimed ε, so each audit can fail.
+
+Vectorised mechanisms are run once on a vector of N identical true values:
+the noise of the coordinates is i.i.d., so this is N independent runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpsynth.accountant import Ledger
+from dpsynth.mechanisms import exponential_mechanism, geometric_mechanism, laplace_mechanism
+from dpsynth.noisedown import noise_down
+
+from .audit import audit, epsilon_lower_bound
+
+N = 200_000
+
+
+def _runs(mech, true, draws, *, seed, **kw):
+    """``draws`` independent outputs of ``mech`` on the vector ``true`` (rows: draws)."""
+    true = np.asarray(true)
+    big = np.broadcast_to(true, (draws, *true.shape))
+    ledger = Ledger(1e9)
+    return mech(big, ledger=ledger, rng=np.random.default_rng(seed), stage="audit", **kw)
+
+
+def test_clopper_pearson_bound_is_conservative():
+    """Exact check of the false-alarm rate: for a pair with ratio exactly e^ε, P(bound > ε) ≤ α.
+
+    Binomial probabilities are summed exactly over all outcomes (no sampling), so this cannot fail by chance."""
+    from scipy import stats
+
+    eps, n, alpha = 1.0, 300, 1e-3
+    p2 = 0.05
+    p1 = p2 * np.exp(eps)
+    k = np.arange(n + 1)
+    b = epsilon_lower_bound(k[:, None], n, k[None, :], n, alpha=alpha)
+    joint = stats.binom.pmf(k, n, p1)[:, None] * stats.binom.pmf(k, n, p2)[None, :]
+    assert joint[b > eps].sum() <= alpha
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+def test_laplace_count_audit_and_half_noise_mutant(eps):
+    """Count query, Δ = 1, D: 0 vs D′: 1.  The correct mechanism passes; half the noise (true ε = 2ε) is caught."""
+    good = [_runs(laplace_mechanism, [c], N, seed=10 + c, sensitivity=1.0, epsilon=eps)[:, 0] for c in (0, 1)]
+    res = audit(*good, claimed_epsilon=eps)
+    assert res.passed, res
+    bad = [_runs(laplace_mechanism, [c], N, seed=20 + c, sensitivity=0.5, epsilon=eps)[:, 0] for c in (0, 1)]
+    res = audit(*bad, claimed_epsilon=eps)
+    assert not res.passed, res
+
+
+def test_laplace_histogram_replace_one_and_wrong_sensitivity_mutant():
+    """Replace-one histogram: D = (5, 5), D′ = (4, 6), L1 distance 2.  With Δ = 2 the release passes; a bug that
+    uses the add-remove sensitivity Δ = 1 (true ε = 2) is caught.  Feature: the difference of the two cells."""
+    eps = 1.0
+
+    def feature(sens, seed):
+        outs = []
+        for i, true in enumerate(([5, 5], [4, 6])):
+            y = _runs(laplace_mechanism, true, N, seed=seed + i, sensitivity=sens, epsilon=eps)
+            outs.append(y[:, 1] - y[:, 0])
+        return outs
+
+    assert audit(*feature(2.0, 30), claimed_epsilon=eps).passed
+    res = audit(*feature(1.0, 40), claimed_epsilon=eps)
+    assert not res.passed, res
+
+
+def test_geometric_count_audit_and_half_noise_mutant():
+    """Discrete Laplace on an integer count: passes at ε = 1; scale halved (true ε = 2) is caught."""
+    eps = 1.0
+    good = [_runs(geometric_mechanism, np.array([c]), N, seed=50 + c, sensitivity=1.0, epsilon=eps)[:, 0]
+            for c in (3, 4)]
+    assert audit(*good, claimed_epsilon=eps).passed
+    bad = [_runs(geometric_mechanism, np.array([c]), N, seed=60 + c, sensitivity=0.5, epsilon=eps)[:, 0]
+           for c in (3, 4)]
+    res = audit(*bad, claimed_epsilon=eps)
+    assert not res.passed, res
+
+
+def _em_draws(scores, draws, *, seed, sensitivity, epsilon):
+    ledger, rng = Ledger(1e12), np.random.default_rng(seed)
+    return [exponential_mechanism(scores, sensitivity=sensitivity, epsilon=epsilon, ledger=ledger, rng=rng,
+                                  stage="audit") for _ in range(draws)]
+
+
+def test_exponential_mechanism_worst_case_pair_and_missing_factor_2():
+    """k = 10 candidates, Δ = 1, ε = 1.  Worst-case neighbours: in D candidate 0 scores Δ and the rest 0; in D′
+    candidate 0 scores 0 and the rest Δ.  True log ratio of {output = 0}: 0.897 (≤ ε); without the factor 2 in
+    exp(ε·u/(2Δ)) it is 1.776, which the audit catches."""
+    k, eps, draws = 10, 1.0, 6_000
+    d = np.zeros(k)
+    d[0] = 1.0
+    d2 = np.ones(k)
+    d2[0] = 0.0
+    good = [_em_draws(s, draws, seed=70 + i, sensitivity=1.0, epsilon=eps) for i, s in enumerate((d, d2))]
+    res = audit(*good, claimed_epsilon=eps, discrete=True)
+    assert res.passed, res
+    # missing factor 2: weights exp(ε·u/Δ), i.e. the correct code called with half the sensitivity
+    bad = [_em_draws(s, draws, seed=80 + i, sensitivity=0.5, epsilon=eps) for i, s in enumerate((d, d2))]
+    res = audit(*bad, claimed_epsilon=eps, discrete=True)
+    assert not res.passed, res
+
+
+def test_noise_down_pair_costs_only_the_final_scale():
+    """iReduct's NoiseDown: publishing (Y, Y′) with Y ~ Lap(μ, 2), Y′ = NoiseDown to scale 1 costs Δ/1 = 1.
+    Mutant: Y′ drawn independently (the pair then costs 1/2 + 1 = 1.5).  Feature: min(Y, Y′), whose event
+    {min ≥ 1} is the corner where the mutant's ratio is exactly e^1.5 (chosen before looking at any draw)."""
+    lam, lam2 = 2.0, 1.0
+
+    def pairs(mu, seed, fresh):
+        rng = np.random.default_rng(seed)
+        y = mu + rng.laplace(0.0, lam, size=N)
+        y2 = mu + rng.laplace(0.0, lam2, size=N) if fresh else noise_down(mu, y, lam, lam2, rng=rng)
+        return np.minimum(y, y2)
+
+    assert audit(pairs(0.0, 90, False), pairs(1.0, 91, False), claimed_epsilon=1.0 / lam2).passed
+    res = audit(pairs(0.0, 92, True), pairs(1.0, 93, True), claimed_epsilon=1.0 / lam2)
+    assert not res.passed, res
