@@ -21,6 +21,24 @@ import numpy as np
 
 from .accountant import Charge, Ledger, zcdp_to_approx_dp
 
+recorder = None
+"""Test hook, off (None) by default: never set it outside tests.
+
+When set to a callable ``recorder(mechanism, true, output, info)``, every
+``*_mechanism`` calls it after drawing, with the pre-noise quantity ``true``
+(a copy), the ``output`` and ``info`` (stage, measured, sensitivity, epsilon
+or rho).  A non-None return value replaces the output; the coupled replay
+test (tests/privacy/test_replay.py) uses this to feed a run on D′ the noisy
+values drawn on D.  With the hook unset nothing changes.
+"""
+
+
+def _tap(mechanism: str, true, output, **info):
+    if recorder is None:
+        return output
+    replaced = recorder(mechanism, np.array(true, copy=True), output, info)
+    return output if replaced is None else replaced
+
 __all__ = [
     "laplace_noise",
     "laplace_variance",
@@ -80,7 +98,8 @@ def laplace_mechanism(
             count=int(values.size),
         )
     )
-    return values + laplace_noise(scale, values.shape, rng=rng)
+    out = values + laplace_noise(scale, values.shape, rng=rng)
+    return _tap("laplace", values, out, stage=stage, measured=measured, sensitivity=sensitivity, epsilon=epsilon)
 
 
 # ------------------------------------------------------------------ discrete Laplace
@@ -138,7 +157,9 @@ def geometric_mechanism(
             count=int(values.size),
         )
     )
-    return values.astype(np.int64) + discrete_laplace_noise(scale, values.shape, rng=rng)
+    out = values.astype(np.int64) + discrete_laplace_noise(scale, values.shape, rng=rng)
+    return _tap("discrete-laplace", values, out, stage=stage, measured=measured, sensitivity=sensitivity,
+                epsilon=epsilon)
 
 
 # -------------------------------------------------------------------------- Gaussian
@@ -179,7 +200,8 @@ def gaussian_mechanism(
             count=int(values.size),
         )
     )
-    return values + rng.normal(0.0, sigma, size=values.shape)
+    out = values + rng.normal(0.0, sigma, size=values.shape)
+    return _tap("gaussian", values, out, stage=stage, measured=measured, sensitivity=l2_sensitivity, rho=rho)
 
 
 # ------------------------------------------------------------- exponential mechanism
@@ -239,4 +261,6 @@ def exponential_mechanism(
             count=1,
         )
     )
-    return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+    out = int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+    return _tap("exponential", scores, out, stage=stage, measured=measured, sensitivity=sensitivity,
+                epsilon=epsilon)

@@ -38,6 +38,9 @@ __all__ = [
     "cp_upper",
     "epsilon_lower_bound",
     "sample_outputs",
+    "TINY_PARAMS",
+    "tiny_raw_config",
+    "tiny_neighbours",
 ]
 
 ALPHA = 1e-3
@@ -165,3 +168,46 @@ def sample_outputs(run: Callable[[np.random.Generator], object], draws: int, *, 
     """``draws`` outputs of ``run(rng)`` from one seeded generator (one stream per side)."""
     rng = np.random.default_rng(seed)
     return [run(rng) for _ in range(draws)]
+
+
+# ------------------------------------------------------------- tiny end-to-end setups
+TINY_PARAMS: dict[str, dict] = {
+    "laplace": {},
+    "mwem": {"iterations": 2, "mw_passes": 2},
+    "ireduct": {"lambda_max": 40.0, "lambda_delta": 2.0, "synthesis_passes": 2},
+    "twophase": {"synthesis_passes": 2},
+    "iresamp": {"lambda_max": 40.0, "synthesis_passes": 2},
+    "dualquery": {"T": 3, "s": 4, "best_response": "local", "local_search": {"restarts": 1, "kicks": 2}},
+}
+"""Small, fast parameters per algorithm (a release on 30 rows takes milliseconds)."""
+
+
+def tiny_raw_config(algorithm: str, neighbouring: str = "replace-one", *, epsilon: float = 1.0,
+                    n_epsilon: float = 0.2) -> dict:
+    """Two categorical columns × three values; n public under replace-one, noisy under add-remove."""
+    privacy: dict = {"epsilon": epsilon, "neighbouring": neighbouring}
+    if neighbouring == "add-remove":
+        privacy["n"] = {"epsilon": n_epsilon}
+    marginals = [["a", "b"]] if algorithm == "dualquery" else [["a"], ["b"], ["a", "b"]]
+    return {
+        "schema": {"columns": {c: {"type": "categorical", "categories": ["x", "y", "z"]} for c in ("a", "b")}},
+        "privacy": privacy,
+        "algorithm": {"name": algorithm, "params": TINY_PARAMS[algorithm]},
+        "workload": {"marginals": marginals},
+    }
+
+
+def tiny_neighbours(neighbouring: str = "replace-one", n: int = 30):
+    """A worst-case pair (D, D′) as DataFrames: replace-one moves a row from (x, x) to (z, z); add-remove
+    adds a (z, z) row.  D has no (z, z) row, so the changed cells are as far from each other as possible."""
+    import pandas as pd
+
+    a = np.array(["x", "y", "x", "y", "z", "x"] * (n // 6 + 1))[:n]
+    b = np.array(["x", "x", "y", "y", "x", "z"] * (n // 6 + 1))[:n]
+    d = pd.DataFrame({"a": a, "b": b})
+    if neighbouring == "replace-one":
+        d2 = d.copy()
+        d2.loc[0, ["a", "b"]] = ["z", "z"]
+    else:
+        d2 = pd.concat([d, pd.DataFrame({"a": ["z"], "b": ["z"]})], ignore_index=True)
+    return d, d2
