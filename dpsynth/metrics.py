@@ -34,29 +34,29 @@ function                        definition                                  sour
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 __all__ = [
-    "normalize",
-    "rescale",
-    "l1_distance",
-    "total_variation",
-    "cell_abs_errors",
+    "accuracy",
     "average_cell_error",
-    "max_cell_error",
-    "relative_errors",
-    "overall_relative_error",
-    "relative_entropy",
+    "cell_abs_errors",
     "cuboid_error",
     "cuboid_errors",
+    "l1_distance",
+    "max_cell_error",
+    "naive_bayes_fit",
+    "naive_bayes_predict",
+    "normalize",
+    "overall_relative_error",
     "random_ranges",
     "range_query_answers",
     "range_query_squared_error",
-    "naive_bayes_fit",
-    "naive_bayes_predict",
-    "accuracy",
+    "relative_entropy",
+    "relative_errors",
+    "rescale",
+    "total_variation",
 ]
 
 

@@ -1,0 +1,281 @@
+"""Table-level evaluation and the ``dpsynth evaluate`` command (exact checks; no statistical tolerance)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dpsynth.algorithms.base import NoisyMarginal
+from dpsynth.cli import app
+from dpsynth.config import parse_config
+from dpsynth.errors import DataError, UsageError
+from dpsynth.evaluate import METHODS, NOT_PRIVATE, EvalOptions, evaluate
+from dpsynth.pipeline import marginals_table
+
+SYNTH_METRICS = ["l1_mean", "l1_max", "tv_mean", "tv_max", "cell_error_mean", "cell_error_max",
+                 "cuboid_error_mean", "cuboid_error_max", "relative_error"]
+
+
+def _eval(real, synth, cfg, seed=0, **opts):
+    return evaluate(real, synth, cfg, rng=np.random.default_rng(seed), options=EvalOptions(**opts))
+
+
+@pytest.fixture
+def tiny_cfg(tiny_raw_config):
+    return parse_config(tiny_raw_config)
+
+
+def test_identical_tables_give_zero_error(tiny_cfg, tiny_table):
+    res = _eval(tiny_table, tiny_table.copy(), tiny_cfg, target="color")
+    for block in res["marginals"]:
+        assert all(block["metrics"]["synthetic"][key] == 0.0 for key in SYNTH_METRICS)
+    assert res["relative_entropy"]["relative_entropy"]["synthetic"] == 0.0
+    assert res["relative_entropy"]["real_mass_on_empty_synthetic_cells"] == 0.0
+    assert res["range_queries"]["squared_error_mean"]["synthetic"] == 0.0
+    # the classifier trained on an identical table scores like one trained on all real rows
+    assert res["classifier"]["synthetic"] >= res["classifier"]["majority_class_rate"] - 1e-12
+
+
+def test_baselines_hand_computed():
+    """Two binary columns, rows (0,0),(0,1),(1,1),(1,1): true 2-way p = [[.25,.25],[0,.5]].
+
+    uniform .25 each: L1 = .5; zeros [[1,0],[0,0]]: L1 = .75+.25+0+.5 = 1.5;
+    independent [.5,.5]⊗[.25,.75]: L1 = 4 × .125 = .5.
+    """
+    cfg = parse_config({"schema": {"columns": {"a": {"type": "categorical", "categories": [0, 1]},
+                                               "b": {"type": "categorical", "categories": [0, 1]}}},
+                        "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}})
+    real = pd.DataFrame({"a": ["0", "0", "1", "1"], "b": ["0", "1", "1", "1"]})
+    res = _eval(real, real, cfg, ks=(2,), ranges=0)
+    m = res["marginals"][0]["metrics"]
+    assert m["uniform"]["l1_mean"] == pytest.approx(0.5)
+    assert m["zeros"]["l1_mean"] == pytest.approx(1.5)
+    assert m["independent"]["l1_mean"] == pytest.approx(0.5)
+    assert m["zeros"]["cell_error_max"] == pytest.approx(0.75)
+    # cuboid error on counts (n = 4): zeros |4-1|,|0-1|,0,|0-2| -> mean 1.5
+    assert m["zeros"]["cuboid_error_mean"] == pytest.approx(1.5)
+    # full table = the 2-way table: RE(real‖uniform) = .25 ln 1 + .25 ln 1 + .5 ln 2
+    assert res["relative_entropy"]["relative_entropy"]["uniform"] == pytest.approx(0.5 * np.log(2))
+    assert res["relative_entropy"]["relative_entropy"]["zeros"] is None  # infinite
+    assert res["range_queries"] is None
+
+
+def test_one_shuffled_column_matches_independent_computation(tiny_cfg, tiny_table):
+    """Shuffling 'color' keeps every 1-way marginal and every marginal without it; the rest is
+    recomputed here with pandas crosstabs on the binned columns (an independent code path)."""
+    synth = tiny_table.copy()
+    synth["color"] = np.random.default_rng(7).permutation(synth["color"].to_numpy())
+    res = _eval(tiny_table, synth, tiny_cfg, ks=(1, 2))
+    one, two = res["marginals"]
+    assert one["metrics"]["synthetic"]["l1_max"] == 0.0
+
+    def binned(df):
+        return df.assign(size=np.clip(np.floor(df["size"] / 2), 0, 4).astype(int))
+
+    r, s = binned(tiny_table), binned(synth)
+    expected = {}
+    for a, b in itertools.combinations(["color", "size", "count", "flag"], 2):
+        p = pd.crosstab(r[a], r[b], normalize=True)
+        q = pd.crosstab(s[a], s[b], normalize=True).reindex_like(p).fillna(0)
+        expected[(a, b)] = float(np.abs(p - q).to_numpy().sum())
+    got = dict(zip(map(tuple, two["per_marginal"]["attrs"]), two["per_marginal"]["l1"]["synthetic"]))
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12)
+        assert (value > 0.0) if "color" in key else (value == 0.0)
+    assert two["metrics"]["synthetic"]["l1_mean"] == pytest.approx(np.mean(list(expected.values())))
+
+
+NUM = {"type": "number"}
+NUM_OR_NULL = {"type": ["number", "null"]}
+PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties": False,
+              "properties": {m: NUM for m in METHODS}}
+RESULT_SCHEMA = {
+    "type": "object",
+    "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
+                 "relative_entropy", "range_queries", "released_marginals", "classifier"],
+    "additionalProperties": False,
+    "properties": {
+        "warning": {"const": NOT_PRIVATE},
+        "dpsynth_version": {"type": "string"},
+        "rows": {"type": "object", "required": ["real", "synthetic"], "additionalProperties": {"type": "integer"}},
+        "domain": {"type": "object", "required": ["columns", "cells"], "additionalProperties": {"type": "integer"}},
+        "settings": {"type": "object", "required": ["k", "sample_marginals", "sanity_bound", "ranges", "target"],
+                     "additionalProperties": False,
+                     "properties": {"k": {"type": "array", "items": {"type": "integer"}},
+                                    "sample_marginals": {"type": ["integer", "null"]}, "sanity_bound": NUM,
+                                    "ranges": {"type": "integer"}, "target": {"type": ["string", "null"]}}},
+        "methods": {"const": list(METHODS)},
+        "marginals": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["k", "marginals_total", "marginals_evaluated", "marginals_skipped_too_large", "cells",
+                         "metrics", "per_marginal"],
+            "properties": {
+                "k": {"type": "integer"}, "marginals_total": {"type": "integer"},
+                "marginals_evaluated": {"type": "integer"}, "marginals_skipped_too_large": {"type": "integer"},
+                "cells": {"type": "integer"},
+                "metrics": {"type": "object", "required": list(METHODS), "additionalProperties": {
+                    "type": "object", "required": SYNTH_METRICS, "additionalProperties": NUM}},
+                "per_marginal": {"type": "object", "required": ["attrs", "l1"], "properties": {
+                    "attrs": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
+                    "l1": {"type": "object", "required": list(METHODS),
+                           "additionalProperties": {"type": "array", "items": NUM}}}},
+            }}},
+        "relative_entropy": {"type": "object", "required": ["cells", "smoothing"], "properties": {
+            "relative_entropy": {"type": "object", "additionalProperties": NUM_OR_NULL},
+            "relative_entropy_smoothed": PER_METHOD, "real_mass_on_empty_synthetic_cells": NUM,
+            "skipped": {"type": "string"}}},
+        "range_queries": {"type": ["object", "null"], "required": ["queries", "columns"], "properties": {
+            "squared_error_mean": PER_METHOD, "rmse": PER_METHOD, "skipped": {"type": "string"}}},
+        "classifier": {"type": ["object", "null"], "required": [
+            "target", "majority_class_rate", "real_cross_validated", "folds", "synthetic", "released_marginals"]},
+        "released_marginals": {"type": ["object", "null"], "required": ["marginals", "sanity_bound",
+                                                                        "overall_relative_error"]},
+    },
+}
+
+
+def test_json_schema_and_determinism(tiny_cfg, tiny_table):
+    synth = tiny_table.sample(frac=1.0, replace=True, random_state=1)
+    res = _eval(tiny_table, synth, tiny_cfg, target="flag", sample_marginals=3)
+    jsonschema.validate(res, RESULT_SCHEMA)
+    text = json.dumps(res, allow_nan=False)
+    assert list(res) == RESULT_SCHEMA["required"]
+    assert text == json.dumps(_eval(tiny_table, synth, tiny_cfg, target="flag", sample_marginals=3), allow_nan=False)
+    assert text != json.dumps(_eval(tiny_table, synth, tiny_cfg, seed=1, target="flag", sample_marginals=3))
+    two = res["marginals"][1]
+    assert (two["marginals_total"], two["marginals_evaluated"]) == (6, 3)
+
+
+def test_released_exact_marginals_have_zero_relative_error(tiny_cfg, tiny_table):
+    from dpsynth.counts import ArrayCounts
+    from dpsynth.discretize import encode
+
+    counts = ArrayCounts(encode(tiny_table, tiny_cfg.domain), tiny_cfg.domain)
+    exact = [NoisyMarginal(m, counts.marginal(m).astype(float), 1.0) for m in tiny_cfg.marginals]
+    csv = marginals_table(exact, tiny_cfg).astype(str).replace("None", "")
+    res = evaluate(tiny_table, tiny_table, tiny_cfg, rng=np.random.default_rng(0),
+                   options=EvalOptions(target="flag"), released=csv)
+    err = res["released_marginals"]["overall_relative_error"]
+    assert err["released"] == 0.0 and err["synthetic"] == 0.0
+    assert res["released_marginals"]["marginals"] == len(tiny_cfg.marginals)
+    # the classifier from exact 2-way marginals equals the one from the identical synthetic table
+    assert res["classifier"]["released_marginals"]["accuracy"] == res["classifier"]["synthetic"]
+
+
+def test_classifier_perfect_feature():
+    cfg = parse_config({"schema": {"columns": {"y": {"type": "categorical", "categories": ["a", "b"]},
+                                               "x": {"type": "categorical", "categories": ["p", "q", "r"]}}},
+                        "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}})
+    x = np.array(["p", "q", "r"] * 40)
+    real = pd.DataFrame({"y": np.where(x == "p", "a", "b"), "x": x})
+    clf = _eval(real, real, cfg, ks=(1,), target="y")["classifier"]
+    assert clf["real_cross_validated"] == 1.0 and clf["synthetic"] == 1.0
+    assert clf["majority_class_rate"] == pytest.approx(2 / 3)
+
+
+def test_library_errors(tiny_cfg, tiny_table):
+    with pytest.raises(DataError, match=re.escape(
+            "schema mismatch: the synthetic table has no column 'flag'; both tables must have every column "
+            "of the config's schema")):
+        _eval(tiny_table, tiny_table.drop(columns="flag"), tiny_cfg)
+    bad = tiny_table.assign(size=99.0)
+    with pytest.raises(DataError, match=re.escape("synthetic table: column 'size' has values outside its declared")):
+        _eval(tiny_table, bad, tiny_cfg)
+    with pytest.raises(UsageError, match=re.escape("--k 5 is larger than the number of schema columns (4)")):
+        _eval(tiny_table, tiny_table, tiny_cfg, ks=(5,))
+    with pytest.raises(UsageError, match=re.escape("--target 'nope' is not a column of the config's schema")):
+        _eval(tiny_table, tiny_table, tiny_cfg, target="nope")
+
+
+# ----------------------------------------------------------------------------- CLI
+@pytest.fixture
+def tiny_files(tmp_path, tiny_raw_config, tiny_table):
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(yaml.safe_dump(tiny_raw_config, sort_keys=False))
+    real = tmp_path / "real.csv"
+    tiny_table.to_csv(real, index=False)
+    synth = tmp_path / "synth.csv"
+    tiny_table.sample(frac=1.0, replace=True, random_state=2).to_csv(synth, index=False)
+    return cfg, real, synth
+
+
+def test_cli_evaluate_writes_json_and_plot(runner, tiny_files, tmp_path):
+    cfg, real, synth = tiny_files
+    out_json, out_png = tmp_path / "e.json", tmp_path / "e.png"
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth),
+                              "--k", "1,2", "--target", "flag", "--json", str(out_json), "--plot", str(out_png), "-q"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0] == NOT_PRIVATE
+    assert "2-way marginals: 6 of 6" in res.stdout
+    data = json.loads(out_json.read_text())
+    jsonschema.validate(data, RESULT_SCHEMA)
+    assert data["settings"]["k"] == [1, 2]
+    png = out_png.read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_cli_json_to_stdout(runner, tiny_files):
+    cfg, real, synth = tiny_files
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth),
+                              "--k", "1", "--json", "-", "-q"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["warning"] == NOT_PRIVATE
+    assert res.stderr.splitlines()[0] == f"dpsynth: {NOT_PRIVATE}"
+
+
+def test_cli_help_says_not_private(runner):
+    res = runner.invoke(app, ["evaluate", "--help"])
+    assert res.exit_code == 0
+    assert "NOT PRIVATE" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "extra, code, message",
+    [
+        (["--k", "1,x"], 2, "--k must be comma-separated integers such as 1,2,3, got '1,x'"),
+        (["--k", "0"], 2, "--k must list distinct integers >= 1, got 0"),
+        (["--sanity-bound", "0"], 2, "--sanity-bound must be > 0, got 0.0"),
+        (["--plot", "-"], 2, "--plot cannot be stdout; give a .png path"),
+        (["--target", "nope"], 2, "--target 'nope' is not a column of the config's schema"),
+    ],
+)
+def test_cli_usage_errors(runner, tiny_files, extra, code, message):
+    cfg, real, synth = tiny_files
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth), *extra])
+    assert res.exit_code == code
+    assert res.stderr == f"dpsynth: error: {message}\n"
+
+
+def test_cli_schema_mismatch_and_missing_input(runner, tiny_files, tiny_table, tmp_path):
+    cfg, real, _ = tiny_files
+    other = tmp_path / "other.csv"
+    tiny_table.drop(columns=["size", "count"]).to_csv(other, index=False)
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(other)])
+    assert res.exit_code == 65
+    assert res.stderr == ("dpsynth: error: schema mismatch: the synthetic table has no column 'size' (and 1 more); "
+                          "both tables must have every column of the config's schema\n")
+    missing = tmp_path / "nope.csv"
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(missing), "--synthetic", str(real)])
+    assert res.exit_code == 66
+    assert res.stderr == f"dpsynth: error: input file not found: {missing}\n"
+
+
+def test_cli_existing_output_needs_force(runner, tiny_files, tmp_path):
+    cfg, real, synth = tiny_files
+    out = tmp_path / "e.json"
+    out.write_text("{}")
+    args = ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth), "--k", "1", "--json", str(out)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 73
+    assert res.stderr == f"dpsynth: error: output exists: {out} (use --force to overwrite)\n"
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 0
+    assert json.loads(out.read_text())["warning"] == NOT_PRIVATE
