@@ -99,33 +99,28 @@ def noise_down(mu, y, scale, new_scale, *, rng: np.random.Generator) -> np.ndarr
     sampling, two uniform draws per cell, no loop over cells.
     """
     pieces = noise_down_pieces(mu, y, scale, new_scale)
-    mu_b, y_b = np.broadcast_arrays(np.asarray(mu, dtype=float), np.asarray(y, dtype=float))
-    shape = np.broadcast_shapes(mu_b.shape, pieces["w0"].shape)
-    mu_b = np.broadcast_to(mu_b, shape)
-    y_b = np.broadcast_to(y_b, shape)
-    w0, p1, p2, a, b, d, one_minus_e = (
-        np.broadcast_to(pieces[k], shape) for k in ("w0", "p1", "p2", "a", "b", "d", "one_minus_e")
-    )
-    sign = np.where(y_b >= mu_b, 1.0, -1.0)
+    w0, p1, p2, a, b, d, one_minus_e = (pieces[k] for k in ("w0", "p1", "p2", "a", "b", "d", "one_minus_e"))
+    mu = np.asarray(mu, dtype=float)
+    y = np.asarray(y, dtype=float)
+    shape = np.broadcast_shapes(mu.shape, y.shape, w0.shape)
+    sign = np.where(y >= mu, 1.0, -1.0)
     u_piece, u_pos = rng.random((2, *shape))
-    tail = -np.log1p(-u_pos)  # Exp(1), from a uniform in [0, 1): finite
-    out = y_b.copy()  # the atom: Y′ = y
-    c1 = w0 + p1
-    c2 = c1 + p2
-    left = (u_piece >= w0) & (u_piece < c1)
-    middle = (u_piece >= c1) & (u_piece < c2)
-    right = u_piece >= c2
-    # Piece 1: u = −Exp(1)/a, on the far side of mu from y.
-    out[left] = mu_b[left] - sign[left] * tail[left] / a[left]
-    # Piece 2: u in [0, d] with density ∝ e^{−b·u}: inverse CDF of the truncated exponential.
-    m = middle
-    bm = b[m]
+    tail = -np.log1p(-u_pos) / a  # Exp(1)/a, from a uniform in [0, 1): finite
+    # Piece 2: u in [0, d] with density ∝ e^{−b·u}: inverse CDF of the truncated exponential
+    # (b = 0 only when the scales are equal, where the piece has probability 0).
     with np.errstate(divide="ignore", invalid="ignore"):
-        u2 = np.where(bm > 0, -np.log1p(-u_pos[m] * one_minus_e[m]) / bm, u_pos[m] * d[m])
-    out[m] = mu_b[m] + sign[m] * np.minimum(u2, d[m])
-    # Piece 3: beyond y, u = d + Exp(1)/a.
-    out[right] = y_b[right] + sign[right] * tail[right] / a[right]
-    return out
+        u2 = np.where(b > 0, -np.log1p(-u_pos * one_minus_e) / b, u_pos * d)
+    # Small arrays dominate iReduct's loop: computing every piece and selecting is cheaper than masking.
+    out = np.where(
+        u_piece < w0,
+        y,  # the atom: Y′ = y
+        np.where(
+            u_piece < w0 + p1,
+            mu - sign * tail,  # piece 1: beyond mu, away from y
+            np.where(u_piece < w0 + p1 + p2, mu + sign * np.minimum(u2, d), y + sign * tail),  # pieces 2, 3
+        ),
+    )
+    return np.array(out, dtype=float, copy=True).reshape(shape)
 
 
 def conditional_density(y_prime, mu: float, y: float, scale: float, new_scale: float) -> np.ndarray:

@@ -27,12 +27,27 @@ def _consistent(seed=0, n=10_000):
     return [NoisyMarginal((0, 1), p.sum(2) * n, 1.0), NoisyMarginal((1, 2), p.sum(0) * n, 1.0)], n
 
 
-def test_fit_matches_consistent_marginals():
-    """Exact (consistent) marginals are reproduced up to the 1e-3 uniform mixing: L1/n ≤ 2e-3 per marginal."""
+def test_ipf_fit_matches_consistent_marginals():
+    """IPF reproduces exact (consistent) marginals up to the 1e-3 uniform mixing: L1/n ≤ 2e-3 per marginal."""
     marginals, n = _consistent()
-    model = fit([3, 4, 5], marginals, total=n, passes=5)
+    model = fit([3, 4, 5], marginals, total=n, passes=5, method="ipf")
     for m in marginals:
         assert np.abs(model.project(m.attrs) - m.values).sum() / n <= 2e-3
+
+
+def test_mw_fit_moves_towards_the_marginals():
+    """MW passes (default) reduce the L1 distance to consistent marginals: 10 passes beat 1 on every marginal."""
+    marginals, n = _consistent()
+    one = fit([3, 4, 5], marginals, total=n, passes=1)
+    ten = fit([3, 4, 5], marginals, total=n, passes=10)
+    for m in marginals:
+        assert np.abs(ten.project(m.attrs) - m.values).sum() < np.abs(one.project(m.attrs) - m.values).sum()
+
+
+def test_unknown_method_raises():
+    marginals, n = _consistent()
+    with pytest.raises(ValueError, match=re.escape("method must be 'mw' or 'ipf', got 'em'")):
+        fit([3, 4, 5], marginals, total=n, method="em")
 
 
 def test_sampled_rows_follow_the_fitted_model():
@@ -46,10 +61,13 @@ def test_sampled_rows_follow_the_fitted_model():
     assert warnings == [] and details["marginals_fitted_by_projection"] == 0
 
 
-def test_negative_noisy_counts_are_clipped():
-    """A cell with a negative noisy count gets only the mixing weight (≤ 1e-3/cells + tiny) and no NaN."""
+def test_negative_noisy_counts():
+    """IPF: a cell with a negative noisy count gets only the mixing weight (≤ 1e-3/cells) and no NaN.
+    MW: probabilities stay finite and the negative cell gets the least mass."""
     values = np.array([[500.0, -80.0], [300.0, 200.0]])
-    model = fit([2, 2], [NoisyMarginal((0, 1), values, 10.0)], total=1000, passes=3)
+    mw = fit([2, 2], [NoisyMarginal((0, 1), values, 10.0)], total=1000, passes=3).project((0, 1))
+    assert np.all(np.isfinite(mw)) and int(np.argmin(mw)) == 1
+    model = fit([2, 2], [NoisyMarginal((0, 1), values, 10.0)], total=1000, passes=3, method="ipf")
     p = model.project((0, 1)) / 1000
     assert np.all(np.isfinite(p)) and p[0, 1] <= 1e-3 / 4 + 1e-12
     assert p[0, 0] == pytest.approx((1 - 1e-3) * 0.5 + 1e-3 / 4)

@@ -164,7 +164,7 @@ class _Budget:
     def __init__(self, epsilon: float, sensitivity: float, scales: np.ndarray):
         self.epsilon = float(epsilon)
         self.sensitivity = float(sensitivity)
-        self.costs = np.array([scale_cost(sensitivity, s) for s in scales])
+        self.costs = [scale_cost(sensitivity, s) for s in np.asarray(scales, dtype=float).tolist()]
         self.total = math.fsum(self.costs)
 
     def fits_with(self, j: int, scale: float) -> tuple[bool, float]:
@@ -182,7 +182,7 @@ class _Budget:
         self.total = math.fsum(self.costs)
 
     def reset(self, scales: np.ndarray) -> None:
-        self.costs = np.array([scale_cost(self.sensitivity, s) for s in scales])
+        self.costs = [scale_cost(self.sensitivity, s) for s in np.asarray(scales, dtype=float).tolist()]
         self.total = math.fsum(self.costs)
 
 
