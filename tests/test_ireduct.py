@@ -171,3 +171,14 @@ def test_default_lambda_max_is_raised_with_warning(tiny_raw_config, tiny_table):
     res = release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
     assert res.report["algorithm"]["details"]["lambda_max"] == pytest.approx(600.0)
     assert any("cannot pay for the first draw" in w for w in res.report["warnings"])
+
+
+def test_replace_one_charges_two_per_marginal(tiny_raw_config, tiny_table):
+    """Under replace-one a row moves two cells of every marginal: Δ = 2, so ε_j = 2/λ_j (Equation 12)."""
+    raw = copy.deepcopy(tiny_raw_config)
+    raw["privacy"]["neighbouring"] = "replace-one"
+    raw["algorithm"] = {"name": "ireduct"}
+    res = release(tiny_table, parse_config(raw), rng=np.random.default_rng(9))
+    for c in res.report["ledger"]:
+        assert c["sensitivity"] == 2.0 and c["epsilon"] == scale_cost(2.0, c["scale"])
+    assert res.report["privacy"]["epsilon_spent"] <= 1.0
