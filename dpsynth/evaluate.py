@@ -407,7 +407,7 @@ def evaluate(
 
 # ------------------------------------------------------------------------ rendering
 def summary_tables(result: dict) -> list:
-    """Rich tables of an :func:`evaluate` result, in a fixed order (for the CLI)."""
+    """Rich tables (and one-line notes) of an :func:`evaluate` result, in a fixed order (for the CLI)."""
     from rich.table import Table
 
     def fmt(x) -> str:
@@ -434,6 +434,10 @@ def summary_tables(result: dict) -> list:
         extra.add_column(method, justify="right")
     if _extra_rows(extra, result):
         tables.append(extra)
+    for label, part in (("relative entropy of the full table", result["relative_entropy"]),
+                        ("range queries", result["range_queries"])):
+        if part and "skipped" in part:
+            tables.append(f"{label}: skipped ({part['skipped']})")
     clf = result["classifier"]
     if clf:
         t = Table(title=f"Naive Bayes predicting '{clf['target']}' on the real table", title_justify="left")

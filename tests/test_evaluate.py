@@ -215,6 +215,7 @@ def test_cli_evaluate_writes_json_and_plot(runner, tiny_files, tmp_path):
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines()[0] == NOT_PRIVATE
     assert "2-way marginals: 6 of 6" in res.stdout
+    assert "Naive Bayes predicting 'flag' on the real table" in res.stdout
     data = json.loads(out_json.read_text())
     jsonschema.validate(data, RESULT_SCHEMA)
     assert data["settings"]["k"] == [1, 2]
@@ -230,6 +231,20 @@ def test_cli_json_to_stdout(runner, tiny_files):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["warning"] == NOT_PRIVATE
     assert res.stderr.splitlines()[0] == f"dpsynth: {NOT_PRIVATE}"
+
+
+def test_cli_notes_skipped_metrics(runner, tmp_path):
+    """Two categorical columns: no ordered column, so range queries are skipped with a note."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"schema": {"columns": {"a": {"type": "categorical", "categories": ["x", "y"]},
+                                                          "b": {"type": "categorical", "categories": ["x", "y"]}}},
+                                   "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}}, sort_keys=False))
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": ["x", "y", "y"], "b": ["y", "y", "x"]}).to_csv(data, index=False)
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(data), "--synthetic", str(data), "--k", "1,2"])
+    assert res.exit_code == 0, res.output
+    assert "range queries: skipped (the schema has no ordered (numeric or integer) column)" in res.stdout
+    assert "relative entropy, full table" in res.stdout
 
 
 def test_cli_help_says_not_private(runner):
