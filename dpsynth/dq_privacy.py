@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Iterable, Sequence
 
 from .accountant import Charge, exact_sum
@@ -96,6 +97,12 @@ def round_charge(t: int, *, s: int, eta: float, n: float) -> Charge:
         f"(each sample {e:.6g}-DP)",
         count=s,
     )
+
+
+def _float_up(x) -> float:
+    """The smallest float >= the exact rational ``x``."""
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
 
 
 def _per_sample(charges: Iterable[Charge]) -> tuple[list[float], list[int]]:
@@ -190,7 +197,11 @@ class DualQueryComposition:
         else:
             value = accounting_epsilon(self.accounting, eps, cnt, delta_dq)
             uses_delta = self.accounting != "pure"
-        return eps_o + value, delta_o + (delta_dq if uses_delta else 0.0)
+        if not uses_delta:
+            # Pure accounting is basic composition of every charge: never report less than the
+            # exact sum (rounded up), so float rounding cannot hide an overspend from the ledger.
+            return max(eps_o + value, _float_up(exact_sum([c.epsilon for c in charges]))), delta_o
+        return eps_o + value, delta_o + delta_dq
 
     def chosen(self, charges: Sequence[Charge], delta_budget: float) -> str:
         """Which accounting gives the total (for ``auto``: the minimising one)."""
