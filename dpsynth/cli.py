@@ -129,6 +129,7 @@ def release(
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
     max_cells: Annotated[Optional[int], typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
+    non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
 ) -> None:
     """Release differentially private synthetic rows and a privacy-budget report."""
     from .config import load_config
@@ -144,6 +145,9 @@ def release(
             raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
         cfg = _replace(cfg, max_cells=max_cells)
     preflight(cfg)
+    if non_private_oracle:
+        _oracle(cfg, input, seed if seed is not None else cfg.seed)
+        return
     if report is None:
         if output == "-":
             raise UsageError("--report is required when the output is stdout (-o -)")
@@ -180,6 +184,22 @@ def release(
         out.add_json(report, result.report)
         out.commit()
     _summary(console, result.report, {"read": t_read - t0, "release": t_alg - t_read, "write": time.perf_counter() - t_alg})
+
+
+def _oracle(cfg, input: str, seed: int | None) -> None:
+    """--non-private-oracle: evaluation figures on stdout, a warning on stderr, no file written."""
+    import json
+
+    from .io import read_table
+    from .pipeline import oracle_figures
+
+    sys.stderr.write(
+        "dpsynth: WARNING: --non-private-oracle is NOT differentially private: the true counts choose the\n"
+        "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
+    )
+    string_cols = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    figures = oracle_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
+    typer.echo(json.dumps(figures))
 
 
 def _replace(cfg, **changes):

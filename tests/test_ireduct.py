@@ -182,3 +182,23 @@ def test_replace_one_charges_two_per_marginal(tiny_raw_config, tiny_table):
     for c in res.report["ledger"]:
         assert c["sensitivity"] == 2.0 and c["epsilon"] == scale_cost(2.0, c["scale"])
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
+
+
+def test_cli_non_private_oracle_writes_nothing(runner, tmp_path, root):
+    """`release --non-private-oracle`: figures as JSON on stdout, a NOT-private warning, and no file at all."""
+    import json
+
+    from conftest import shared_file
+
+    from dpsynth.cli import app
+
+    pums = shared_file("pums", "PUMS.csv")
+    out = tmp_path / "never.csv"
+    res = runner.invoke(app, ["release", "-c", str(root / "configs" / "pums.yaml"), "-i", str(pums), "-o", str(out),
+                              "--non-private-oracle", "--seed", "1"])
+    assert res.exit_code == 0, res.stderr
+    figures = json.loads(res.stdout)
+    assert figures["marginals"] == 15 and figures["sanity_bound"] == pytest.approx(0.1)
+    assert figures["overall_error"] > 0 and figures["method"].startswith("oracle")
+    assert res.stderr.startswith("dpsynth: WARNING: --non-private-oracle is NOT differentially private")
+    assert list(tmp_path.iterdir()) == []

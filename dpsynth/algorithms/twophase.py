@@ -20,7 +20,9 @@ Laplace scale with the same variance as the combination (it is not Laplace).
 
 :func:`oracle_marginals` is Oracle (§5.2): the same allocation computed from
 the TRUE counts.  It is NOT differentially private (the scales depend on the
-data) and exists only for benchmarks; it is not a registered algorithm.
+data) and exists only for benchmarks (and ``dpsynth release
+--non-private-oracle``, which prints :func:`oracle_figures` and writes
+nothing); it is not a registered algorithm.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 from .ireduct import marginal_label
 from .laplace import measure_marginals
 
-__all__ = ["Params", "measure", "oracle_marginals", "oracle_scales", "parse_params", "rescale_weights", "run"]
+__all__ = ["Params", "measure", "oracle_figures", "oracle_marginals", "oracle_scales", "parse_params", "rescale_weights", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,6 +114,30 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         "combined_scale_max": float(scales.max()) if len(scales) else None,
     }
     return marginals, details, []
+
+
+def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sanity_bound: float,
+                   rng: np.random.Generator) -> dict:
+    """NOT PRIVATE: evaluation figures of Oracle on ``workload`` (overall error, Definition 6; scales).
+
+    Used by ``dpsynth release --non-private-oracle``; the figures describe the real data and must
+    never be published as a release.
+    """
+    from ..metrics import overall_relative_error
+
+    true = counts.marginals(workload)
+    noisy, scales = oracle_marginals(true, sensitivity=sensitivity, epsilon=epsilon, sanity_bound=sanity_bound,
+                                     rng=rng)
+    return {
+        "method": "oracle (iReduct paper 5.2): NOT differentially private, true counts set the noise scales",
+        "marginals": len(workload),
+        "epsilon": epsilon,
+        "sensitivity_per_marginal": sensitivity,
+        "sanity_bound": sanity_bound,
+        "overall_error": overall_relative_error(noisy, true, sanity_bound),
+        "scale_min": float(np.min(scales)),
+        "scale_max": float(np.max(scales)),
+    }
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
