@@ -61,6 +61,8 @@ def test_baselines_hand_computed():
     assert m["zeros"]["cell_error_max"] == pytest.approx(0.75)
     # cuboid error on counts (n = 4): zeros |4-1|,|0-1|,0,|0-2| -> mean 1.5
     assert m["zeros"]["cuboid_error_mean"] == pytest.approx(1.5)
+    # relative error, δ = 1e-4·4: zeros |4-1|/1, |0-1|/1, 0/δ', |0-2|/2 -> mean (3+1+0+1)/4
+    assert m["zeros"]["relative_error"] == pytest.approx(1.25)
     # full table = the 2-way table: RE(real‖uniform) = .25 ln 1 + .25 ln 1 + .5 ln 2
     assert res["relative_entropy"]["relative_entropy"]["uniform"] == pytest.approx(0.5 * np.log(2))
     assert res["relative_entropy"]["relative_entropy"]["zeros"] is None  # infinite
@@ -80,11 +82,16 @@ def test_one_shuffled_column_matches_independent_computation(tiny_cfg, tiny_tabl
         return df.assign(size=np.clip(np.floor(df["size"] / 2), 0, 4).astype(int))
 
     r, s = binned(tiny_table), binned(synth)
-    expected = {}
-    for a, b in itertools.combinations(["color", "size", "count", "flag"], 2):
+    sizes = {"color": 3, "size": 5, "count": 4, "flag": 2}
+    expected, cuboid = {}, {}
+    for a, b in itertools.combinations(sizes, 2):
         p = pd.crosstab(r[a], r[b], normalize=True)
         q = pd.crosstab(s[a], s[b], normalize=True).reindex_like(p).fillna(0)
         expected[(a, b)] = float(np.abs(p - q).to_numpy().sum())
+        diff = pd.crosstab(r[a], r[b]).sub(pd.crosstab(s[a], s[b]), fill_value=0)
+        cuboid[(a, b)] = float(diff.abs().to_numpy().sum()) / (sizes[a] * sizes[b])
+    assert two["metrics"]["synthetic"]["cuboid_error_mean"] == pytest.approx(np.mean(list(cuboid.values())))
+    assert two["metrics"]["synthetic"]["cuboid_error_max"] == pytest.approx(max(cuboid.values()))
     got = dict(zip(map(tuple, two["per_marginal"]["attrs"]), two["per_marginal"]["l1"]["synthetic"]))
     assert got.keys() == expected.keys()
     for key, value in expected.items():
