@@ -301,3 +301,31 @@ def test_cli_existing_output_needs_force(runner, tiny_files, tmp_path):
     assert res.stderr == f"dpsynth: error: output exists: {out} (use --force to overwrite)\n"
     assert runner.invoke(app, [*args, "--force"]).exit_code == 0
     assert json.loads(out.read_text())["warning"] == NOT_PRIVATE
+
+
+def test_cli_release_then_evaluate_with_released_marginals(runner, tiny_files, tmp_path):
+    """The custodian's workflow: release with --marginals, then score rows and marginals."""
+    cfg, real, _ = tiny_files
+    synth, marg, out = tmp_path / "s.csv", tmp_path / "m.csv", tmp_path / "e.json"
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(real), "-o", str(synth), "--marginals", str(marg),
+                              "--seed", "3", "-q"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth),
+                              "--marginals", str(marg), "--target", "flag", "--json", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    jsonschema.validate(data, RESULT_SCHEMA)
+    assert data["released_marginals"]["marginals"] == 6
+    assert data["released_marginals"]["overall_relative_error"]["released"] > 0
+    assert data["classifier"]["released_marginals"]["features_without_marginal"] == []
+
+
+def test_cli_bad_released_marginals(runner, tiny_files, tmp_path):
+    cfg, real, synth = tiny_files
+    bad = tmp_path / "m.csv"
+    pd.DataFrame({"marginal_id": [0], "marginal": ["color|nope"], "color": ["red"], "noisy_count": [1.0]}).to_csv(
+        bad, index=False)
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth),
+                              "--marginals", str(bad)])
+    assert res.exit_code == 65
+    assert res.stderr == "dpsynth: error: released marginals: column 'nope' is not in the config's schema\n"
