@@ -130,6 +130,8 @@ def release(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
     max_cells: Annotated[Optional[int], typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
     non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
+    engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark: pip install 'dpsynth[spark]'). stream and spark read a file, not -.")] = "numpy",
+    spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
 ) -> None:
     """Release differentially private synthetic rows and a privacy-budget report."""
     from .config import load_config
@@ -145,6 +147,7 @@ def release(
             raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
         cfg = _replace(cfg, max_cells=max_cells)
     preflight(cfg)
+    _check_engine(engine, input, spark_master)
     if non_private_oracle:
         _oracle(cfg, input, seed if seed is not None else cfg.seed)
         return
@@ -166,13 +169,21 @@ def release(
             table_format(path)  # a bad extension is a usage error, before any work
     seed = seed if seed is not None else cfg.seed
     string_cols = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
-    table = read_table(input, string_columns=string_cols)
+    table = read_table(input, string_columns=string_cols) if engine == "numpy" else None
     t_read = time.perf_counter()
     with _Bar(console, enabled=not quiet and console.is_terminal) as bar:
-        result = run_release(
-            table, cfg, rng=make_rng(seed), seeded=seed is not None, progress=bar,
-            notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"),
-        )
+        if table is None:  # the stream and spark engines read the file themselves
+            from .pipeline import release_from_source
+
+            result = release_from_source(
+                input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
+                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
+            )
+        else:
+            result = run_release(
+                table, cfg, rng=make_rng(seed), seeded=seed is not None, progress=bar,
+                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"),
+            )
     del table
     t_alg = time.perf_counter()
     with OutputSet(force=force) as out:
@@ -200,6 +211,17 @@ def _oracle(cfg, input: str, seed: int | None) -> None:
     string_cols = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
     figures = oracle_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
     typer.echo(json.dumps(figures))
+
+
+def _check_engine(engine: str, input: str, spark_master: str | None) -> None:
+    from .engines import ENGINES
+
+    if engine not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine}'")
+    if engine != "numpy" and input == "-":
+        raise UsageError(f"--engine {engine} reads a file: give --input as a path, not - (stdin)")
+    if spark_master and engine != "spark":
+        raise UsageError("--spark-master needs --engine spark")
 
 
 def _replace(cfg, **changes):

@@ -65,32 +65,41 @@ def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray
                 )
             out[bad] = len(spec.categories)
     else:
-        values = _as_numbers(col, spec.name)
-        if isinstance(spec, IntegerColumn):
-            finite = np.isfinite(values)
-            if np.any(finite & (values != np.round(values))):
-                raise DataError(f"column '{spec.name}' is declared integer but has fractional values")
-            lo, hi = spec.lower, spec.upper
-            out = np.zeros(len(values), dtype=np.int64)
-            ok = ~isnull
-            clipped = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
-            out[ok] = (clipped - lo).astype(np.int64)
-        else:
-            lo, hi = spec.edges[0], spec.edges[-1]
-            edges = np.asarray(spec.edges)
-            out = np.zeros(len(values), dtype=np.int64)
-            ok = ~isnull
-            v = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
-            out[ok] = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, spec.n_bins - 1)
-        with np.errstate(invalid="ignore"):
-            outside = ~isnull & ~((values >= lo) & (values <= hi))
-        if outside.any() and unknown != "other":
-            raise DataError(
-                f"column '{spec.name}' has values outside its declared range [{lo:g}, {hi:g}] "
-                "(or not finite); widen the schema or set 'schema.unknown: other' to clamp them"
-            )
+        out = encode_numbers(_as_numbers(col, spec.name), isnull, spec, unknown)
     if spec.missing:
         out[isnull] = spec.size - 1
+    return out
+
+
+def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unknown: str) -> np.ndarray:
+    """Codes of a numeric or integer column from its float values (NaN where ``isnull``).
+
+    Null rows get code 0 here; the caller puts them in the missing category.
+    Shared with the streaming engine, which parses numbers with Arrow.
+    """
+    if isinstance(spec, IntegerColumn):
+        finite = np.isfinite(values)
+        if np.any(finite & (values != np.round(values))):
+            raise DataError(f"column '{spec.name}' is declared integer but has fractional values")
+        lo, hi = spec.lower, spec.upper
+        out = np.zeros(len(values), dtype=np.int64)
+        ok = ~isnull
+        clipped = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
+        out[ok] = (clipped - lo).astype(np.int64)
+    else:
+        lo, hi = spec.edges[0], spec.edges[-1]
+        edges = np.asarray(spec.edges)
+        out = np.zeros(len(values), dtype=np.int64)
+        ok = ~isnull
+        v = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
+        out[ok] = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, spec.n_bins - 1)
+    with np.errstate(invalid="ignore"):
+        outside = ~isnull & ~((values >= lo) & (values <= hi))
+    if outside.any() and unknown != "other":
+        raise DataError(
+            f"column '{spec.name}' has values outside its declared range [{lo:g}, {hi:g}] "
+            "(or not finite); widen the schema or set 'schema.unknown: other' to clamp them"
+        )
     return out
 
 

@@ -27,7 +27,7 @@ from .mechanisms import geometric_mechanism
 from .privacy import Neighbouring
 from .report import build_report
 
-__all__ = ["ReleaseResult", "release", "release_from_counts", "preflight", "marginals_table"]
+__all__ = ["ReleaseResult", "release", "release_from_counts", "release_from_source", "preflight", "marginals_table"]
 
 
 @dataclass
@@ -74,6 +74,43 @@ def release(
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     codes = encode(table, config.domain, unknown=config.unknown)
     return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress)
+
+
+def release_from_source(
+    path: str,
+    config: Config,
+    *,
+    engine: str = "numpy",
+    rng: np.random.Generator,
+    seeded: bool = False,
+    progress: Progress = no_progress,
+    notice: Callable[[str], None] = lambda msg: None,
+    spark_master: str | None = None,
+) -> ReleaseResult:
+    """:func:`release` of the table in file ``path``, counted by ``engine`` (numpy, stream or spark).
+
+    The configuration checks (:func:`preflight`) and, for the stream and spark
+    engines, the input's header against the schema run before any engine work;
+    every engine gives the same counts, so a seeded release is byte-identical.
+    """
+    from .engines import open_counts, read_header
+
+    preflight(config)
+    if engine == "numpy":
+        from .io import read_table
+
+        strings = [c.name for c in config.domain.columns if c.kind == "categorical"]
+        table = read_table(path, string_columns=strings)
+        return release(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
+    dropped = read_header(path, config.domain)
+    if dropped:
+        notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
+    counts = open_counts(path, config.domain, engine=engine, unknown=config.unknown, spark_master=spark_master,
+                         progress=progress)
+    try:
+        return release_from_counts(counts, config, rng=rng, seeded=seeded, progress=progress)
+    finally:
+        counts.close()
 
 
 def release_from_counts(

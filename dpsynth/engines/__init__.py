@@ -1,0 +1,57 @@
+"""Counts engines: interchangeable implementations of :class:`dpsynth.counts.Counts`.
+
+* ``numpy``  (default): the whole table in memory (:class:`dpsynth.counts.ArrayCounts`);
+* ``stream``: record batches with pyarrow, codes spilled to disk (:mod:`.stream`);
+* ``spark``:  Apache Spark through PySpark, an optional extra (:mod:`.spark`).
+
+Every engine gives the same exact counts, so a seeded release is byte-identical
+under each of them.  Algorithms never know which engine ran.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..algorithms.base import Progress, no_progress
+from ..counts import ArrayCounts
+from ..discretize import encode
+from ..errors import UsageError
+from ..schema import Domain
+
+__all__ = ["ENGINES", "open_counts", "read_header"]
+
+ENGINES = ("numpy", "stream", "spark")
+
+
+def read_header(path: str | Path, domain: Domain) -> list[str]:
+    """Check a file's columns against the schema, reading only its start; returns the ignored columns."""
+    from .stream import read_header as header
+
+    return header(path, domain)
+
+
+def open_counts(
+    path: str | Path,
+    domain: Domain,
+    *,
+    engine: str,
+    unknown: str = "error",
+    spark_master: str | None = None,
+    spill_dir: str | None = None,
+    progress: Progress = no_progress,
+):
+    """A counts engine over the table at ``path``; call its ``close()`` (if it has one) when done."""
+    if engine == "stream":
+        from .stream import StreamCounts
+
+        return StreamCounts(path, domain, unknown=unknown, spill_dir=spill_dir, progress=progress)
+    if engine == "spark":
+        from .spark import SparkCounts
+
+        return SparkCounts(path, domain, unknown=unknown, master=spark_master)
+    if engine == "numpy":
+        from ..io import read_table
+
+        strings = [c.name for c in domain.columns if c.kind == "categorical"]
+        return ArrayCounts(encode(read_table(path, string_columns=strings), domain, unknown=unknown), domain)
+    raise UsageError(f"unknown engine '{engine}' (choose one of: {', '.join(ENGINES)})")
