@@ -75,9 +75,10 @@ def _parse_csv(raw: bytes, name: str, string_columns: set[str]) -> pd.DataFrame:
     if b"\x00" in raw:
         raise DataError(f"{name}: the input contains a NUL byte (is it a binary file?)")
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DataError(f"{name}: the input is not valid UTF-8 (first bad byte at offset {exc.start})") from None
+    _check_header(text, name)
     try:
         header = pd.read_csv(io.BytesIO(raw), nrows=0, encoding="utf-8").columns
         dtype = {c: str for c in header if c in string_columns}
@@ -98,6 +99,19 @@ def _parse_csv(raw: bytes, name: str, string_columns: set[str]) -> pd.DataFrame:
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         raise DataError(f"{name}: the header has an empty column name")
     return df
+
+
+def _check_header(text: str, name: str) -> None:
+    """Refuse duplicate column names (pandas would silently rename the second 'x' to 'x.1')."""
+    import csv
+
+    try:
+        header = next(csv.reader(io.StringIO(text)), [])
+    except csv.Error:
+        return  # pandas reports malformed CSV below
+    if len(set(header)) != len(header):
+        dup = next(h for h in header if header.count(h) > 1)
+        raise DataError(f"{name}: the header repeats the column name '{dup}'")
 
 
 def _ragged_reason(msg: str) -> str:
