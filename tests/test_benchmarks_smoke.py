@@ -1,0 +1,107 @@
+"""Smoke tests of the benchmark harness (benchmarks/): a tiny grid on sample_data, and its scoring.
+
+No wall-clock time is asserted anywhere (times are recorded, never checked).
+The tests are deterministic (fixed seeds, exact identities): false-failure rate 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks import run
+from benchmarks.grid import DATASETS, GRIDS, Cell, cells
+from benchmarks.worker import Evaluator, build_config, load_dataset, marginal_counts, run_release
+from dpsynth import metrics as M
+
+
+@pytest.mark.slow
+def test_tiny_grid_writes_csv_and_plots(tmp_path, capsys):
+    """`--grid tiny` (NLTCS, 1-way laplace, ε = 1 × 3 seeds) runs every release in a child and writes CSV + PNGs."""
+    assert run.main(["--grid", "tiny", "--out", str(tmp_path)]) == 0
+    df = pd.read_csv(tmp_path / "tiny.csv")
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == 3 and sorted(ok["seed"].unique()) == [0, 1, 2]
+    assert set(df.loc[df["status"] == "baseline", "algorithm"]) == {"uniform", "zeros"}
+    assert (ok["peak_mb"] > 0).all() and (ok["seconds"] > 0).all()
+    assert ok["l1_3way"].between(0, 2).all() and ok["marginals_evaluated"].eq(math.comb(16, 3)).all()
+    assert np.allclose(ok["epsilon_spent"], ok["epsilon"])
+    assert (tmp_path / "tiny_error.png").stat().st_size > 0 and (tmp_path / "tiny_time.png").stat().st_size > 0
+    assert "laplace" in capsys.readouterr().out  # the summary table
+
+
+def test_worker_scores_one_release_and_plots(tmp_path):
+    """In process: one 1-way laplace release on NLTCS in a forked child, scored, summarised and plotted."""
+    from benchmarks import plots
+    from benchmarks.worker import main
+
+    rows = []
+    main({"dataset": "nltcs", "timeout": 60, "cells": [
+        {"dataset": "nltcs", "algorithm": "laplace", "epsilon": 1.0, "seed": 0, "workload": {"marginals": {"k": 1}}}]},
+        rows.append)
+    df = pd.DataFrame([r | {"grid": "t"} for r in rows]).reindex(columns=run.COLUMNS)
+    assert list(df["algorithm"]) == ["uniform", "zeros", "laplace"]
+    rel = df.iloc[2]
+    assert rel["status"] == "ok" and rel["peak_mb"] >= rel["base_mb"] > 0 and rel["epsilon_spent"] == 1.0
+    assert 0 < rel["l1_3way"] < df.iloc[0]["l1_3way"]  # 1-way laplace at ε = 1 beats uniform on NLTCS
+    table = run.summary(df)
+    assert table.loc[("nltcs", "laplace"), "runs"] == 1
+    paths = plots.make_plots(df, tmp_path, "t")
+    assert [p.name for p in paths] == ["t_error.png", "t_time.png"]
+
+
+def test_quick_grid_is_declared_with_three_seeds():
+    for name in ("quick", "full"):
+        grid = GRIDS[name]
+        assert len(grid.seeds) >= 3
+        assert {"adult", "nltcs"} <= set(grid.datasets)
+        assert "laplace" in grid.algorithms
+    adult = cells(GRIDS["quick"], DATASETS["adult"], 15)
+    assert {c.algorithm for c in adult} == set(GRIDS["quick"].algorithms)
+
+
+def test_evaluator_matches_metrics_and_baselines():
+    """Scoring the true codes gives L1 0; the uniform baseline equals dpsynth.metrics on a uniform array."""
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, [2, 3, 2, 4], size=(500, 4))
+    ev = Evaluator(codes, (2, 3, 2, 4))
+    assert len(ev.marginals) == 4 and ev.full is not None
+    same = ev.score_codes(codes)
+    assert same["l1_3way"] == 0.0 and same["max_cell_error"] == 0.0 and same["relative_error"] == 0.0
+    # smoothing at α = 1/(n+1) bounds RE(b ‖ (1−α)b + α/N) by −log(1−α)
+    assert 0.0 <= same["re_full"] <= -math.log(1 - 1 / 501)
+    uni = ev.score_uniform()
+    expected = np.mean([M.l1_distance(marginal_counts(codes, ev.sizes, m), np.ones(ev.true[i].shape))
+                        for i, m in enumerate(ev.marginals)])
+    assert math.isclose(uni["l1_3way"], expected)
+    zeros = ev.score_zeros()
+    assert math.isclose(zeros["max_cell_error"], max(1 - t.flat[0] / 500 for t in ev.true))
+
+
+def test_sampled_marginals_are_fixed():
+    codes = np.zeros((10, 8), dtype=int)
+    a = Evaluator(codes, (2,) * 8, sample=5, seed=0)
+    b = Evaluator(codes, (2,) * 8, sample=5, seed=0)
+    assert a.marginals == b.marginals and len(a.marginals) == 5 and a.marginals_total == 56
+
+
+def test_timeout_kills_the_child():
+    """A release that outlives its timeout is killed and reported, not waited for."""
+    raw, table, _ = load_dataset("nltcs")
+    cell = Cell(dataset="nltcs", algorithm="laplace", epsilon=1.0, seed=0, workload={"marginals": {"k": 2}})
+    res = run_release(table, build_config(raw, cell), cell, timeout=0.0)
+    assert res["status"] == "timeout" and res["error"] == "killed after 0 s" and "codes" not in res
+
+
+def test_bad_preset_is_reported_not_fatal():
+    rows = []
+    from benchmarks.worker import main
+
+    main({"dataset": "nltcs", "baselines": False, "timeout": 60,
+          "cells": [{"dataset": "nltcs", "algorithm": "mwem", "epsilon": 1.0, "seed": 0,
+                     "params": {"iterations": 0}, "workload": {"marginals": {"k": 2}}}]}, rows.append)
+    assert len(rows) == 1 and rows[0]["status"] == "error"
+    assert rows[0]["error"] == "ConfigError: algorithm.params.iterations: must be >= 1, got 0"
