@@ -29,8 +29,8 @@ import pandas as pd
 
 import dpsynth
 from dpsynth.algorithms import dualquery as dq
-from dpsynth.conjunctions import Clauses, conjunction_counts, conjunction_workload, random_conjunctions
 from dpsynth.config import parse_config
+from dpsynth.conjunctions import Clauses, conjunction_counts, conjunction_workload, random_conjunctions
 from dpsynth.counts import ArrayCounts
 from dpsynth.discretize import encode
 from dpsynth.pipeline import release_from_counts

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -29,12 +30,12 @@ from .errors import ConfigError
 from .schema import Domain
 
 __all__ = [
-    "Conjunctions",
     "Clauses",
+    "Conjunctions",
     "all_cells",
-    "random_conjunctions",
-    "conjunction_workload",
     "conjunction_counts",
+    "conjunction_workload",
+    "random_conjunctions",
 ]
 
 _MAX_QUERIES = 50_000_000
@@ -104,7 +105,7 @@ class Clauses:
         return int(self.weights[self.satisfied(record)].sum())
 
     @classmethod
-    def from_samples(cls, queries: Conjunctions, sample: np.ndarray) -> "Clauses":
+    def from_samples(cls, queries: Conjunctions, sample: np.ndarray) -> Clauses:
         """``sample`` indexes the 2Q queries: i < Q is query i, i ≥ Q the negation of i − Q."""
         ids, weights = np.unique(np.asarray(sample), return_counts=True)
         q = len(queries)

@@ -43,9 +43,9 @@ Charges made by DualQuery carry ``stage == STAGE``; the ledger's other charges
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterable, Sequence
 
 from .accountant import Charge, exact_sum
 from .errors import BudgetError
@@ -53,13 +53,13 @@ from .errors import BudgetError
 __all__ = [
     "ACCOUNTINGS",
     "STAGE",
-    "round_epsilon",
-    "round_charges",
+    "DualQueryComposition",
+    "SolvedParameters",
     "accounting_epsilon",
     "all_accountings",
-    "DualQueryComposition",
+    "round_charges",
+    "round_epsilon",
     "solve_parameters",
-    "SolvedParameters",
 ]
 
 ACCOUNTINGS = ("pure", "thm43", "advanced", "zcdp")

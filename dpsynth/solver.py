@@ -34,7 +34,10 @@ import numpy as np
 
 from .errors import ConfigError
 
-__all__ = ["mip_solver", "solve_clauses_ip", "IPResult"]
+__all__ = ["IPResult", "mip_solver", "solve_clauses_ip"]
+
+_IO_RESERVE = 0.3
+"""Seconds kept for writing the model, starting CBC and reading its solution."""
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,15 @@ def solve_clauses_ip(
     time_limit: float,
     gap: float,
     threads: int,
+    deadline: float | None = None,
 ) -> IPResult:
     """Maximise the weighted number of satisfied clauses over valid rows, with CBC.
 
     ``clauses`` is a :class:`dpsynth.conjunctions.Clauses`; ``base`` supplies
     the codes of untouched columns; ``incumbent`` (codes) warm-starts CBC.
+    CBC gets ``time_limit`` seconds (wall clock), cut so that it stops by
+    ``deadline`` (a ``time.perf_counter()`` value) after the model is built;
+    if no time is left it is not run (status ``skipped``).
     """
     import pulp
 
@@ -119,6 +126,10 @@ def solve_clauses_ip(
         sat = clauses.satisfied(incumbent)
         for cj, sj in zip(c, sat.tolist()):
             cj.setInitialValue(1 if sj else 0)
+    if deadline is not None:
+        time_limit = min(time_limit, deadline - time.perf_counter() - _IO_RESERVE)
+    if time_limit < 0.1:
+        return IPResult(None, None, "skipped", None, None, time.perf_counter() - start)
     fd, log_path = tempfile.mkstemp(prefix="dpsynth_cbc_", suffix=".log")
     os.close(fd)
     try:

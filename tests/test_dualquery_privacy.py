@@ -17,7 +17,7 @@ from dpsynth.dq_privacy import (
 )
 from dpsynth.errors import BudgetError
 
-KDD = dict(eta=1.2, T=170, s=1750, n=494_021)
+KDD = {"eta": 1.2, "T": 170, "s": 1750, "n": 494_021}
 
 
 def test_issue_numbers_for_the_papers_kdd_setting():

@@ -31,19 +31,30 @@ ledger total meets privacy.epsilon (dq_privacy.solve_parameters).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 
 from ..config import params_from_mapping
 from ..conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
-from ..dq_privacy import DualQueryComposition, all_accountings, round_charge, solve_parameters, STAGE
+from ..dq_privacy import STAGE, DualQueryComposition, all_accountings, round_charge, solve_parameters
 from ..errors import ConfigError
 from .base import AlgorithmContext, AlgorithmOutput
 
-__all__ = ["Params", "SolverParams", "LocalSearchParams", "parse_params", "composition", "run",
-           "local_search", "best_response", "mw_logits", "sample_queries"]
+__all__ = [
+    "LocalSearchParams",
+    "Params",
+    "SolverParams",
+    "best_response",
+    "composition",
+    "local_search",
+    "mw_logits",
+    "parse_params",
+    "run",
+    "sample_queries",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,11 +227,10 @@ def best_response(
         )
         info["local_objective"] = obj
     if params.best_response in ("hybrid", "ip"):
-        remaining = max(1.0, limit - (time.perf_counter() - t0) - 0.5)  # 0.5 s for model I/O
         base = rec if rec is not None else np.zeros(len(domain), dtype=np.int64)
-        res = solve_clauses_ip(
-            clauses, domain, base=base, incumbent=rec, time_limit=remaining,
-            gap=params.solver.gap, threads=params.solver.threads,
+        res = solve_clauses_ip(  # CBC stops by 95% of the round's limit (after building its model)
+            clauses, domain, base=base, incumbent=rec, time_limit=limit,
+            gap=params.solver.gap, threads=params.solver.threads, deadline=t0 + 0.95 * limit,
         )
         info.update(cbc_status=res.status, cbc_objective=res.objective, cbc_bound=res.bound, cbc_gap=res.gap)
         if res.codes is not None and res.objective is not None and res.objective > obj:
@@ -248,7 +258,7 @@ def _free(rec: np.ndarray, clauses: Clauses, domain, how: str, rng: np.random.Ge
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     ledger = ctx.ledger
     if not isinstance(ledger.composition, DualQueryComposition):
-        raise ValueError("dualquery needs a ledger built with dualquery.composition(params, privacy)")
+        raise TypeError("dualquery needs a ledger built with dualquery.composition(params, privacy)")
     queries = conjunction_workload(ctx.workload_extra.get("conjunctions"), ctx.domain, ctx.workload)
     n = float(ctx.n)
     true = np.clip(conjunction_counts(ctx.counts, queries) / n, 0.0, 1.0)
