@@ -110,25 +110,27 @@ def time_plot(df: pd.DataFrame, path: Path) -> Path:
 
 
 def fit_slopes(df: pd.DataFrame) -> pd.DataFrame:
-    """Per algorithm: slope of log(seconds) and log(peak MB) on log(rows), and seconds per million rows.
+    """Per algorithm: slope of log(seconds) and log(peak MB) on log(size), and the linear cost per unit.
 
-    ``seconds_per_1e6_rows`` is the slope of an ordinary least-squares line
-    seconds = a + b·rows (b scaled to 10⁶ rows): the "small constant" of a
-    linear cost.
+    ``size`` is rows or columns (``scale_by``).  ``seconds_per_unit`` is the
+    slope of an ordinary least-squares line seconds = a + b·size, with b given
+    per 10⁶ rows or per 1,000 columns: the "small constant" of a linear cost.
     """
-    ok = df[(df["status"] == "ok") & df["rows_resampled"].notna()]
+    ok = df[(df["status"] == "ok") & df["scale"].notna()]
+    unit = 1e6 if (ok["scale_by"] == "rows").all() else 1e3
     out = {}
     for alg, g in ok.groupby("algorithm", sort=False):
-        n = g["rows_resampled"].astype(float).to_numpy()
+        n = g["scale"].astype(float).to_numpy()
         if len(np.unique(n)) < 2:
             continue
         t, m = g["seconds"].to_numpy(float), g["peak_mb"].to_numpy(float)
         out[alg] = {
             "loglog_time_slope": np.polyfit(np.log(n), np.log(t), 1)[0],
             "loglog_memory_slope": np.polyfit(np.log(n), np.log(m), 1)[0],
-            "seconds_per_1e6_rows": np.polyfit(n, t, 1)[0] * 1e6,
-            "mb_per_1e6_rows": np.polyfit(n, m, 1)[0] * 1e6,
-            "largest_rows": int(n.max()),
+            "seconds_per_unit": np.polyfit(n, t, 1)[0] * unit,
+            "mb_per_unit": np.polyfit(n, m, 1)[0] * unit,
+            "unit": f"{unit:.0e} {g['scale_by'].iloc[0]}",
+            "largest": int(n.max()),
         }
     return pd.DataFrame(out).T
 
@@ -137,9 +139,10 @@ def scaling_plot(df: pd.DataFrame, path: Path) -> Path:
     plt = _plt()
     ok = df[df["status"] == "ok"]
     slopes = fit_slopes(df)
+    by = "rows (Adult resampled)" if (ok["scale_by"] == "rows").all() else "independent binary columns (20,000 rows)"
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 3.8))
     for alg, g in ok.groupby("algorithm", sort=False):
-        s = g.groupby("rows_resampled")[["seconds", "peak_mb"]].median().sort_index()
+        s = g.groupby("scale")[["seconds", "peak_mb"]].median().sort_index()
         style = STYLE.get(alg, {})
         slope = slopes.loc[alg] if alg in slopes.index else None
         lt = f"{alg} (slope {slope['loglog_time_slope']:.2f})" if slope is not None else alg
@@ -149,11 +152,11 @@ def scaling_plot(df: pd.DataFrame, path: Path) -> Path:
     for ax, label in ((ax_t, "release time (s)"), (ax_m, "peak RSS (MB)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("rows (Adult resampled)")
+        ax.set_xlabel(by)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Scaling with rows (ε = 1; log-log slope 1 = linear)", fontsize=10)
+    fig.suptitle(f"Scaling with {by} (ε = 1; log-log slope 1 = linear)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
@@ -162,7 +165,7 @@ def scaling_plot(df: pd.DataFrame, path: Path) -> Path:
 
 def make_plots(df: pd.DataFrame, outdir: Path, stem: str) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
-    if df["rows_resampled"].notna().any():
+    if df["scale"].notna().any():
         return [scaling_plot(df, outdir / f"{stem}.png")]
     out = []
     if (df["status"] == "ok").any() or (df["status"] == "baseline").any():

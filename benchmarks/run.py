@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .grid import DATASETS, GRIDS, ROOT, SCALING, Grid, cells
+from .grid import DATASETS, GRIDS, ROOT, SCALING, SCALING_PARAMS, Grid, cells
 
 RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = [
@@ -33,7 +33,7 @@ COLUMNS = [
     "seconds", "child_seconds", "peak_mb", "base_mb",
     "l1_3way", "l1_3way_max", "max_cell_error", "cell_error", "relative_error", "re_full",
     "epsilon_spent", "delta_spent", "warnings", "marginals_evaluated", "marginals_total",
-    "rows_resampled", "params", "workload", "error",
+    "scale_by", "scale", "params", "workload", "error",
 ]
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -67,7 +67,7 @@ def _progress(row: dict) -> None:
         return
     err = f"3-way L1 {row['l1_3way']:.3f}" if "l1_3way" in row else row.get("error", "")
     secs = f"{row['seconds']:7.2f} s" if "seconds" in row else " " * 9
-    n = f" n={row['rows_resampled']}" if row.get("rows_resampled") else ""
+    n = f" {row['scale_by']}={row['scale']}" if row.get("scale") else ""
     _log(f"  {row['dataset']:9s} {row['algorithm']:10s} eps={row['epsilon']:<5g} seed={row['seed']}{n} "
          f"{row['status']:7s} {secs} {row.get('peak_mb', 0):7.0f} MB  {err}")
 
@@ -101,21 +101,25 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
 
 
 def run_scaling(name: str, *, seeds=None) -> pd.DataFrame:
-    """Row scaling: each size in its own worker (the table is resampled once per size)."""
+    """Row or column scaling: each size in its own worker (the table is built once per size)."""
     sc = SCALING[name]
     ds = DATASETS[sc["dataset"]]
     rows: list[dict] = []
-    for n in sc["rows"]:
+    for n in sc["sizes"]:
         grid = dataclasses.replace(GRIDS["quick"], name=name, algorithms=sc["algorithms"],
                                    epsilons={"*": (1.0,)}, seeds=tuple(seeds or sc["seeds"]),
                                    timeout=sc["timeout"])
-        todo = cells(grid, ds, _n_columns(ds))
-        _log(f"{ds.name} resampled to {n} rows: {len(todo)} releases")
-        spec = {"dataset": ds.name, "rows": n, "cells": [dataclasses.asdict(c) for c in todo],
-                "timeout": sc["timeout"], "baselines": False, "score": False}
+        by_rows = sc["by"] == "rows"
+        n_cols = _n_columns(ds) if by_rows else n
+        todo = [dataclasses.replace(c, params=c.params | SCALING_PARAMS.get(c.algorithm, {}))
+                for c in cells(grid, ds, n_cols)]
+        _log(f"{ds.name} with {n} {sc['by']}: {len(todo)} releases")
+        spec = {"dataset": ds.name, "rows": n if by_rows else sc["rows"], "columns": None if by_rows else n,
+                "cells": [dataclasses.asdict(c) for c in todo], "timeout": sc["timeout"],
+                "baselines": False, "score": False}
 
         def keep(row, _rows=rows, _n=n):
-            row = row | {"grid": name, "rows_resampled": _n}
+            row = row | {"grid": name, "scale_by": sc["by"], "scale": _n}
             _rows.append(row)
             _progress(row)
 
@@ -159,16 +163,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
     p.add_argument("--name", help="output file stem (default: the grid or scaling name)")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--from-csv", type=Path, help="re-plot and summarise an existing results CSV (runs nothing)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    if args.scaling:
+    if args.from_csv:
+        df = pd.read_csv(args.from_csv).reindex(columns=COLUMNS)
+        stem = args.name or args.from_csv.stem
+        args.scaling = args.scaling or (df["scale"].notna().any() and stem)
+    elif args.scaling:
         df = run_scaling(args.scaling, seeds=args.seeds)
         stem = args.name or args.scaling
     else:
         df = run_grid(GRIDS[args.grid], datasets=args.datasets, algorithms=args.algorithms,
                       epsilons=args.epsilons, seeds=args.seeds)
         stem = args.name or args.grid
-    write(df, args.out / f"{stem}.csv")
+    if not args.from_csv:
+        write(df, args.out / f"{stem}.csv")
     if not args.no_plots and len(df):
         from . import plots
 

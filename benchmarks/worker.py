@@ -54,6 +54,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .grid import DATASETS, Cell
 
@@ -64,7 +65,23 @@ POLL = 0.02
 
 
 # --------------------------------------------------------------------------- data
-def load_dataset(name: str, rows: int | None = None):
+def independent_binary(columns: int, rows: int) -> tuple[dict, pd.DataFrame]:
+    """Public config and table of ``columns`` independent binary columns (MWEM §4's synthetic test).
+
+    Column j is Bernoulli(p_j) with p_j drawn once from U(0.05, 0.5) (public seed 7).
+    """
+    rng = np.random.default_rng(7)
+    p = rng.uniform(0.05, 0.5, size=columns)
+    bits = (rng.random((rows, columns)) < p).astype(np.int8)
+    names = [f"b{j}" for j in range(columns)]
+    raw = {"schema": {"columns": {c: {"type": "categorical", "categories": [0, 1]} for c in names}},
+           "privacy": {"epsilon": 1.0, "n": "public"}, "algorithm": {"name": "laplace"},
+           "workload": {"marginals": {"k": 1}}, "output": {"rows": "n"}}
+    labels = np.array(["0", "1"], dtype=object)
+    return raw, pd.DataFrame({c: labels[bits[:, j]] for j, c in enumerate(names)})
+
+
+def load_dataset(name: str, rows: int | None = None, columns: int | None = None):
     """(raw config dict, table, Config) of a dataset, resampled to ``rows`` rows when given."""
     import yaml
 
@@ -72,6 +89,9 @@ def load_dataset(name: str, rows: int | None = None):
     from dpsynth.io import read_table
 
     ds = DATASETS[name]
+    if ds.synthetic:
+        raw, table = independent_binary(columns or 16, rows or 20_000)
+        return raw, table, parse_config(raw)
     raw = yaml.safe_load(ds.config.read_text())
     cfg = parse_config(raw)
     table = read_table(ds.data, string_columns=[c.name for c in cfg.domain.columns if c.kind == "categorical"])
@@ -261,7 +281,7 @@ def main(spec: dict, emit=None) -> None:
     emit = emit or (lambda row: print(json.dumps(row), flush=True))
     name, rows = spec["dataset"], spec.get("rows")
     ds = DATASETS[name]
-    raw, table, cfg0 = load_dataset(name, rows)
+    raw, table, cfg0 = load_dataset(name, rows, spec.get("columns"))
     from dpsynth.discretize import encode
 
     true_codes = encode(table, cfg0.domain, unknown=cfg0.unknown)

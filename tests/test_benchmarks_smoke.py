@@ -81,6 +81,12 @@ def test_evaluator_matches_metrics_and_baselines():
     assert math.isclose(zeros["max_cell_error"], max(1 - t.flat[0] / 500 for t in ev.true))
 
 
+def test_independent_binary_columns_for_column_scaling():
+    _raw, table, cfg = load_dataset("indep", rows=300, columns=40)
+    assert table.shape == (300, 40) and len(cfg.domain) == 40 and set(np.unique(table.to_numpy())) == {"0", "1"}
+    assert load_dataset("indep", rows=300, columns=40)[1].equals(table)  # public seed: the same table
+
+
 def test_sampled_marginals_are_fixed():
     codes = np.zeros((10, 8), dtype=int)
     a = Evaluator(codes, (2,) * 8, sample=5, seed=0)
