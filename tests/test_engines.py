@@ -270,3 +270,101 @@ def test_stream_parquet_with_nulls_matches_numpy(tmp_path):
         for attrs in itertools.combinations(range(4), 3):
             np.testing.assert_array_equal(counts.marginal(attrs), ref.marginal(attrs))
     assert isinstance(pd.read_parquet(path), pd.DataFrame)
+
+
+# ------------------------------------------------------------------------------- spark
+def test_spark_missing_is_one_line_engine_error(runner, tmp_path, monkeypatch):
+    """Without PySpark (or Java) --engine spark fails with one line and exit 69, before reading data."""
+    import dpsynth.engines.spark as spark_mod
+
+    reason = "the spark engine needs PySpark: pip install 'dpsynth[spark]'"
+    monkeypatch.setattr(spark_mod, "spark_available", lambda: reason)
+    out = tmp_path / "o.csv"
+    res = runner.invoke(app, ["release", "-c", "configs/nltcs.yaml", "-i", "sample_data/nltcs.csv", "-o", str(out),
+                              "--engine", "spark"])
+    assert res.exit_code == 69
+    assert res.stderr == "dpsynth: error: the spark engine needs PySpark: pip install 'dpsynth[spark]'\n"
+    assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from dpsynth.engines.spark import spark_available
+
+    reason = spark_available()
+    if reason:
+        pytest.skip(reason)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("dpsynth-tests").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"), ("configs/adult.yaml", "sample_data/adult.csv")]
+)
+def test_spark_release_byte_identical(spark, config, data):
+    from dpsynth.engines.spark import SparkCounts
+    from dpsynth.pipeline import release_from_counts
+
+    cfg = load_config(config)
+    rows_numpy, report_numpy = _release_bytes(data, cfg, "numpy")
+    with SparkCounts(data, cfg.domain, spark=spark) as counts:
+        result = release_from_counts(counts, cfg, rng=np.random.default_rng(7), seeded=True)
+    assert result.synthetic.to_csv(index=False).encode() == rows_numpy
+    assert result.report == report_numpy
+
+
+@pytest.mark.slow
+def test_spark_marginals_equal_numpy_csv_parquet_and_group_by_fallback(spark, tmp_path):
+    from dpsynth.engines.spark import SparkCounts
+
+    cfg = _tiny_cfg()
+    path = _csv(tmp_path, _good_rows(3000))
+    df = read_table(path, string_columns=["color", "note"])
+    parquet = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), parquet)
+    ref = _numpy_counts(path, cfg)
+    for source, max_distinct in ((path, 2_000_000), (parquet, 2_000_000), (path, 1)):
+        with SparkCounts(source, cfg.domain, spark=spark, max_distinct=max_distinct) as counts:
+            assert counts.n == ref.n
+            for attrs in [(0,), (3,), (1, 2), (3, 0, 1), (0, 1, 2, 3)]:
+                np.testing.assert_array_equal(counts.marginal(attrs), ref.marginal(attrs), err_msg=f"{source}{attrs}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "case",
+    ["unknown category", "out of range", "non-numeric", "fractional", "null not allowed", "not finite",
+     "two errors", "two rules"],
+)
+def test_spark_errors_match_numpy(spark, tmp_path, case):
+    from dpsynth.engines.spark import SparkCounts
+
+    rows, _ = _case_rows(case)
+    path = _csv(tmp_path, rows)
+    cfg = _tiny_cfg()
+    message = _numpy_error(path, cfg)
+    with pytest.raises(DataError, match=re.escape(message) + "$"):
+        SparkCounts(path, cfg.domain, spark=spark)
+
+
+@pytest.mark.slow
+def test_cli_engine_spark_same_files_as_numpy(spark, runner, tmp_path):
+    small = tmp_path / "nltcs_small.csv"
+    small.write_text("".join((ROOT / "sample_data" / "nltcs.csv").read_text().splitlines(keepends=True)[:3001]))
+    outs = {}
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"{engine}.csv"
+        extra = ["--spark-master", "local[2]"] if engine == "spark" else []
+        res = runner.invoke(app, ["release", "-c", "configs/nltcs.yaml", "-i", str(small), "-o", str(out),
+                                  "--seed", "5", "--engine", engine, "-q", *extra])
+        assert res.exit_code == 0, res.stderr
+        outs[engine] = (out.read_bytes(), Path(f"{out}.report.json").read_bytes())
+    assert outs["numpy"] == outs["spark"]

@@ -1,0 +1,328 @@
+"""The ``spark`` engine: count the table with Apache Spark (PySpark, the optional ``dpsynth[spark]`` extra).
+
+Spark reads the input (CSV with every column as text, or Parquet), discretizes
+it with Spark SQL expressions that follow :func:`dpsynth.discretize.encode`
+rule by rule, and runs two jobs:
+
+1. one aggregation: the row count and, per column, a flag for each rule of the
+   numpy encoder (nulls, undeclared categories, non-numeric text, fractional
+   integers, out-of-range numbers).  If a flag is set, the error raised is the
+   numpy engine's message for the first column in schema order and its first
+   failing rule (the message text is produced by the numpy encoder itself);
+2. one group-by on a packed key of all codes: the counts of the occupied cells
+   of the full contingency table (at most min(n, cells) rows, a few thousand
+   to a few hundred thousand for census-like tables), collected to the driver.
+
+Every marginal the algorithm asks for, adaptively, is then a weighted bincount
+of those rows on the driver: no further Spark job, and the session is stopped
+before the algorithm runs.  If more than ``max_distinct`` cells are occupied
+(wide tables), the codes stay cached in Spark and each marginal is its own
+group-by instead.
+
+Cluster use: ``--spark-master spark://host:7077`` (or ``yarn``, ``k8s://…``),
+or set ``SPARK_REMOTE=sc://host:15002`` for Spark Connect; the default is
+``local[*]``.  The input path must be readable by the executors.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..discretize import _encode_column
+from ..errors import DataError, DpsynthError, InputMissingError
+from ..io import table_format
+from ..schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+
+__all__ = ["SparkCounts", "EngineError", "spark_available"]
+
+MAX_DISTINCT = 2_000_000
+
+
+class EngineError(DpsynthError):
+    """A counts engine cannot run (PySpark or Java missing, Spark failed to start)."""
+
+    exit_code = 69
+
+
+def spark_available() -> str | None:
+    """None when PySpark and Java are present, else the reason they are not."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "the spark engine needs PySpark: pip install 'dpsynth[spark]'"
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and Path(java_home, "bin", "java").exists()):
+        return "the spark engine needs Java 17 or later (no java on PATH and no JAVA_HOME)"
+    return None
+
+
+def _session(master: str | None):
+    reason = spark_available()
+    if reason:
+        raise EngineError(reason)
+    from pyspark.sql import SparkSession
+
+    if SparkSession.getActiveSession() is not None:  # e.g. a notebook's or a test's session: reuse, never stop
+        return SparkSession.getActiveSession(), False
+    builder = SparkSession.builder.appName("dpsynth")
+    if master:
+        builder = builder.master(master)
+    elif os.environ.get("SPARK_REMOTE"):
+        builder = builder.remote(os.environ["SPARK_REMOTE"])
+    else:
+        builder = builder.master("local[*]")
+    try:
+        session = (
+            builder.config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+        session.sparkContext.setLogLevel("ERROR")
+    except Exception as exc:  # Java gateway or cluster failures: one line, no traceback
+        raise EngineError(f"could not start Spark ({type(exc).__name__}); check Java and --spark-master") from None
+    return session, True
+
+
+# ----------------------------------------------------------------- expressions
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _text(F, name: str, dtype: str):
+    """A schema column as Spark text, with "" as null (io.read_table reads empty fields as null)."""
+    col = F.col(_q(name))
+    if dtype in ("float", "double"):  # integral floats as "1", like discretize._as_labels
+        col = F.when(col == F.floor(col), col.cast("bigint").cast("string")).otherwise(col.cast("string"))
+    elif dtype != "string":
+        col = col.cast("string")
+    return F.when(col == "", F.lit(None)).otherwise(col)
+
+
+def _categorical(F, spec: CategoricalColumn, text):
+    """(code, {rule: bad-row flag}) of a categorical column."""
+    code = F.lit(None).cast("int")
+    for i in reversed(range(len(spec.categories))):  # loop over categories (public, few)
+        code = F.when(text == F.lit(str(spec.categories[i])), F.lit(i)).otherwise(code)
+    unknown = text.isNotNull() & code.isNull()
+    if spec.other:
+        code = F.when(unknown, F.lit(len(spec.categories))).otherwise(code)
+        unknown = F.lit(False)
+    return code, {"outside its declared categories": unknown}
+
+
+def _numeric(F, spec: ColumnSpec, raw, unknown: str):
+    """(code, {rule: bad-row flag}) of a numeric or integer column (raw: the Spark column, any type)."""
+    v = F.expr(f"try_cast({raw} AS DOUBLE)")
+    present = F.expr(f"{raw} IS NOT NULL AND CAST({raw} AS STRING) <> ''")
+    finite = v.isNotNull() & ~F.isnan(v) & (F.abs(v) != float("inf"))
+    if isinstance(spec, IntegerColumn):
+        lo, hi = float(spec.lower), float(spec.upper)
+    else:
+        lo, hi = float(spec.edges[0]), float(spec.edges[-1])
+    clipped = F.least(F.greatest(F.when(F.isnan(v), F.lit(lo)).otherwise(v), F.lit(lo)), F.lit(hi))
+    if isinstance(spec, IntegerColumn):
+        code = (clipped - F.lit(lo)).cast("int")
+    else:
+        below = sum((F.when(clipped >= F.lit(float(e)), 1).otherwise(0) for e in spec.edges), F.lit(0))
+        code = F.least(F.greatest(below - 1, F.lit(0)), F.lit(spec.n_bins - 1))
+    outside = present & v.isNotNull() & ~(finite & (v >= F.lit(lo)) & (v <= F.lit(hi)))
+    flags = {
+        "has non-numeric values": present & v.isNull(),
+        "outside its declared range": outside if unknown != "other" else F.lit(False),
+    }
+    if isinstance(spec, IntegerColumn):
+        flags["fractional values"] = finite & (v != F.floor(v))
+    return code, flags
+
+
+def _collect(df) -> dict[str, np.ndarray]:
+    """A small Spark result as numpy columns on the driver (Arrow transfer, no pandas)."""
+    if hasattr(df, "toArrow"):  # Spark >= 4.0
+        table = df.toArrow()
+        return {name: table.column(name).to_numpy() for name in table.column_names}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # PySpark 3.5 warns about pandas 3
+        pdf = df.toPandas()
+    return {name: pdf[name].to_numpy() for name in pdf.columns}
+
+
+# ---------------------------------------------------------------- error messages
+def _message(spec: ColumnSpec, rule: str, unknown: str) -> str:
+    """The numpy encoder's own message for ``rule`` (made from a public placeholder value, not data)."""
+    probes = {
+        "has null values": pd.Series([None], dtype=object),
+        "outside its declared categories": pd.Series(["\x00"], dtype=object),
+        "values are not numbers": pd.Series([True]),
+        "has non-numeric values": pd.Series(["\x00"], dtype=object),
+        "fractional values": pd.Series([0.5]),
+        "outside its declared range": pd.Series([float("inf")]),
+    }
+    try:
+        _encode_column(probes[rule], spec, unknown)
+    except DataError as exc:
+        return str(exc)
+    return f"column '{spec.name}' breaks its schema"  # not reached: every probe breaks its rule
+
+
+# ----------------------------------------------------------------------- engine
+class SparkCounts:
+    """Counts of a CSV/Parquet table computed by Spark (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        domain: Domain,
+        *,
+        unknown: str = "error",
+        master: str | None = None,
+        spark=None,
+        max_distinct: int = MAX_DISTINCT,
+    ):
+        self.domain = domain
+        self._cache: dict[tuple[int, ...], np.ndarray] = {}
+        self._codes_df, self._rows, self._spark, self._own = None, None, None, False
+        fmt = table_format(path)
+        if not Path(path).is_file():
+            raise InputMissingError(f"input file not found: {path}")
+        self._spark, self._own = (spark, False) if spark is not None else _session(master)
+        try:
+            self._count(str(path), fmt, unknown, max_distinct)
+        finally:
+            if self._codes_df is None:
+                self.close()
+
+    def _read(self, path: str, fmt: str):
+        if fmt == "parquet":
+            return self._spark.read.parquet(path)
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        header = self._spark.read.option("header", "true").csv(path).columns
+        schema = StructType([StructField(c, StringType()) for c in header])
+        return (self._spark.read.option("header", "true").option("mode", "FAILFAST").option("encoding", "UTF-8")
+                .schema(schema).csv(path))
+
+    def _count(self, path: str, fmt: str, unknown: str, max_distinct: int) -> None:
+        from pyspark.sql import functions as F
+
+        try:
+            df = self._read(path, fmt)
+            codes, flags = self._expressions(F, df, unknown)
+            coded = df.select(*[c.alias(f"c{j}") for j, c in enumerate(codes)],
+                              *[f.alias(f"f{i}") for i, (_, _, f) in enumerate(flags)])
+            stats = coded.agg(F.count(F.lit(1)).alias("n"),
+                              *[F.max(F.col(f"f{i}").cast("int")).alias(f"f{i}") for i in range(len(flags))]).first()
+        except DpsynthError:
+            raise
+        except Exception as exc:
+            raise DataError(f"{path}: Spark could not read the input ({type(exc).__name__}; malformed CSV or Parquet?)"
+                            ) from None
+        self._raise_first(flags, stats, unknown)
+        self._n = int(stats["n"])
+        if self._n == 0:
+            raise DataError(f"{path}: the input has no data rows")
+        self._distinct(F, coded, max_distinct)
+
+    def _expressions(self, F, df, unknown: str):
+        types = dict(df.dtypes)
+        codes, flags = [], []  # flags: (column index, rule, bad-row flag)
+        for j, spec in enumerate(self.domain.columns):  # loop over columns; each is one expression
+            dtype = types[spec.name]
+            text = _text(F, spec.name, dtype)
+            if isinstance(spec, CategoricalColumn):
+                code, rules = _categorical(F, spec, text)
+            elif dtype == "boolean":
+                code, rules = F.lit(0), {"values are not numbers": F.lit(True)}
+            else:
+                code, rules = _numeric(F, spec, _q(spec.name), unknown)
+            isnull = text.isNull()
+            if spec.missing:
+                code = F.when(isnull, F.lit(spec.size - 1)).otherwise(code)
+            else:
+                flags.append((j, "has null values", isnull))
+            codes.append(code)
+            flags.extend((j, rule, flag) for rule, flag in rules.items())
+        return codes, flags
+
+    def _raise_first(self, flags, stats, unknown: str) -> None:
+        from .stream import _rule
+
+        broken = [(j, _rule(rule), rule) for i, (j, rule, _) in enumerate(flags) if stats[f"f{i}"]]
+        if broken:
+            j, _, rule = min(broken)
+            raise DataError(_message(self.domain.columns[j], rule, unknown))
+
+    def _distinct(self, F, coded, max_distinct: int) -> None:
+        d = len(self.domain)
+        sizes = self.domain.sizes
+        if float(np.prod([float(s) for s in sizes])) < 2.0**62:  # one packed bigint key
+            key = F.lit(0).cast("bigint")
+            for j in range(d):
+                key = key * F.lit(int(sizes[j])) + F.col(f"c{j}").cast("bigint")
+            grouped = coded.groupBy(key.alias("key")).count()
+            pdf = _collect(grouped.limit(max_distinct + 1))
+            if len(pdf["key"]) <= max_distinct:
+                keys = pdf["key"].astype(np.int64)
+                narrow = np.min_scalar_type(max(sizes))
+                self._rows = np.stack([c.astype(narrow) for c in np.unravel_index(keys, sizes)], axis=1)
+                self._weights = pdf["count"].astype(np.int64)
+                return
+        self._rows = None
+        self._codes_df = coded.select(*[f"c{j}" for j in range(d)]).cache()
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    def marginal(self, attrs: Sequence[int]) -> np.ndarray:
+        """Exact counts over ``attrs`` (in the given order), int64 of the marginal's shape."""
+        attrs = tuple(int(a) for a in attrs)
+        if len(set(attrs)) != len(attrs):
+            raise ValueError("attributes of a marginal must be distinct")
+        hit = self._cache.get(attrs)
+        if hit is not None:
+            return hit.copy()
+        shape = self.domain.shape(attrs)
+        if not attrs:
+            out = np.array(self.n, dtype=np.int64)
+        elif self._rows is not None:
+            flat = np.ravel_multi_index(tuple(self._rows[:, a] for a in attrs), shape)
+            # float64 weights are exact integers below 2**53 rows
+            out = np.rint(np.bincount(flat, weights=self._weights, minlength=int(np.prod(shape))))
+            out = out.astype(np.int64).reshape(shape)
+        else:
+            out = self._group_by(attrs, shape)
+        self._cache[attrs] = out
+        return out.copy()
+
+    def _group_by(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        pdf = _collect(self._codes_df.groupBy(*[f"c{a}" for a in attrs]).count())
+        out = np.zeros(shape, dtype=np.int64)
+        out[tuple(pdf[f"c{a}"].astype(np.int64) for a in attrs)] = pdf["count"].astype(np.int64)
+        return out
+
+    def marginals(self, attr_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        return [self.marginal(a) for a in attr_sets]
+
+    def close(self) -> None:
+        if self._codes_df is not None:
+            self._codes_df.unpersist()
+            self._codes_df = None
+        if self._own and self._spark is not None:
+            self._spark.stop()
+        self._spark = None
+
+    def __enter__(self) -> SparkCounts:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
