@@ -30,6 +30,7 @@ ledger total meets privacy.epsilon (dq_privacy.solve_parameters).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,10 @@ __all__ = [
     "run",
     "sample_queries",
 ]
+
+
+_LARGEST_T = 10_000
+"""Upper limit of T and max_T: the solver and the ledger build one charge per round."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +108,10 @@ class Params:
             raise ConfigError(f"algorithm.params.eta: must be > 0, got {self.eta!r}")
         if self.max_T < 2:
             raise ConfigError(f"algorithm.params.max_T: must be >= 2, got {self.max_T!r}")
+        if self.max_T > _LARGEST_T:
+            raise ConfigError(f"algorithm.params.max_T: must be <= {_LARGEST_T}, got {self.max_T!r}")
+        if self.T is not None and self.T > self.max_T:
+            raise ConfigError(f"algorithm.params.T: must be <= max_T ({self.max_T}), got {self.T!r}")
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -280,7 +289,10 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "T": sol.T, "s": sol.s, "eta": sol.eta, "solved_for": sol.solved,
         "accounting_requested": params.accounting,
         "accounting_used": ledger.composition.chosen(ledger.charges, ledger.delta),
-        "epsilon_by_accounting": all_accountings(dq, delta_dq),
+        # δ-based accountings are infinite when δ = 0: null in the (strict) JSON report
+        "epsilon_by_accounting": {
+            k: (v if math.isfinite(v) else None) for k, v in all_accountings(dq, delta_dq).items()
+        },
         "delta": delta_dq if delta_dq > 0 else 0.0,
         "n_used": n,
         "per_sample_epsilon": "round t costs s samples of 2*eta*(t-1)/n each (see the ledger)",

@@ -22,6 +22,7 @@ its noise, true ε = 2, needs about 400 draws per side in the second half).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -174,7 +175,7 @@ def sample_outputs(run: Callable[[np.random.Generator], object], draws: int, *, 
 TINY_PARAMS: dict[str, dict] = {
     "laplace": {},
     "mwem": {"iterations": 2, "mw_passes": 2},
-    "ireduct": {"lambda_max": 40.0, "lambda_delta": 2.0, "synthesis_passes": 2},
+    "ireduct": {"lambda_max": 40.0, "lambda_delta": 2.0, "refresh": 0.0, "synthesis_passes": 2},
     "twophase": {"synthesis_passes": 2},
     "iresamp": {"lambda_max": 40.0, "synthesis_passes": 2},
     "dualquery": {"T": 3, "s": 4, "best_response": "local", "local_search": {"restarts": 1, "kicks": 2}},
@@ -192,7 +193,7 @@ def tiny_raw_config(algorithm: str, neighbouring: str = "replace-one", *, epsilo
     return {
         "schema": {"columns": {c: {"type": "categorical", "categories": ["x", "y", "z"]} for c in ("a", "b")}},
         "privacy": privacy,
-        "algorithm": {"name": algorithm, "params": TINY_PARAMS[algorithm]},
+        "algorithm": {"name": algorithm, "params": copy.deepcopy(TINY_PARAMS[algorithm])},
         "workload": {"marginals": marginals},
     }
 
