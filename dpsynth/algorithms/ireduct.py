@@ -36,7 +36,7 @@ Deviations from the paper (numbers in docs/ireduct.md):
   cannot pay for the first draw of the m marginals (Figure 4 line 3 would
   return nothing); ``lambda_delta`` defaults to λ_max/10⁵ (n/10⁶ in §6.1).
 
-Ledger: one charge per marginal at the end, ε_j = Δ/λ_j (rounded up) with the
+Ledger: one charge per marginal at the end, ε_j = Δ/λ_j (never rounded down) with the
 final scale λ_j; the loop keeps Σ_j ε_j ≤ ε by construction (float checks with
 a 10⁻⁹ relative margin, exact rational arithmetic near the boundary), and the
 ledger checks the exact sum again.  If it ever refused, the run raises and
@@ -105,8 +105,11 @@ def parse_params(raw: Mapping) -> Params:
 
 # ----------------------------------------------------------------- building blocks
 def scale_cost(sensitivity: float, scale: float) -> float:
-    """Δ/λ rounded up to the next float, so the charged ε is never below the true cost."""
-    return math.nextafter(float(sensitivity) / float(scale), math.inf)
+    """Δ/λ as a float never below the exact quotient (rounded up one ulp when the division is inexact)."""
+    q = float(sensitivity) / float(scale)
+    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):
+        return q
+    return math.nextafter(q, math.inf)
 
 
 def generalized_sensitivity(scales, sensitivity: float) -> float:
