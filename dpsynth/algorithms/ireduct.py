@@ -162,7 +162,7 @@ class IReductResult:
 
 
 class _Budget:
-    """Per-marginal costs ε_j = Δ/λ_j (rounded up) and the exact check Σ ε_j ≤ ε."""
+    """Per-marginal costs ε_j = Δ/λ_j (never below the exact quotient) and the exact check Σ ε_j ≤ ε."""
 
     def __init__(self, epsilon: float, sensitivity: float, scales: np.ndarray):
         self.epsilon = float(epsilon)
