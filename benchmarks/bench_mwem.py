@@ -138,6 +138,8 @@ FIG3_VARIANTS = {
     "unoptimized": {"init": "uniform", "mw_passes": 0, "output": "average"},
     # the §2.3.2 improvements (our defaults): noisy 1-way A0, MW passes, final iterate.
     "optimized": {},
+    # ... plus a noise tolerance of one standard deviation (helps when n·eps is small).
+    "optimized+tol1": {"tolerance": 1.0},
 }
 
 
