@@ -211,3 +211,21 @@ def test_staged_projection_of_a_large_factor():
         other = tuple(i for i in range(7) if i not in attrs)
         direct = 50.0 * f.probs.sum(axis=other).transpose(np.argsort(np.argsort(attrs)))
         np.testing.assert_allclose(model.project(attrs), direct, rtol=0, atol=1e-12)
+
+
+def test_tolerance_soft_thresholds_the_residual():
+    """2×2, n = 100, uniform: measured (70, 30) with tolerance 5 moves like a residual of ±15.
+
+    Residuals (20, −20) shrink to (15, −15): exponents ±15/200 = ±0.075.  A tolerance of 20
+    or more leaves the model unchanged.
+    """
+    model = FactoredModel((2, 2), 100.0)
+    model.mw_update(Measurement((0,), np.array([70.0, 30.0]), tolerance=5.0))
+    z = 2 * math.exp(0.075) + 2 * math.exp(-0.075)
+    np.testing.assert_allclose(model.project((0,)), [200 * math.exp(0.075) / z, 200 * math.exp(-0.075) / z],
+                               rtol=0, atol=1e-12)
+    still = FactoredModel((2, 2), 100.0)
+    still.mw_update(Measurement((0,), np.array([70.0, 30.0]), tolerance=20.0))
+    np.testing.assert_allclose(still.project((0, 1)), np.full((2, 2), 25.0), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match=re.escape("Measurement: tolerance must be >= 0")):
+        Measurement((0,), np.array([1.0, 2.0]), tolerance=-1.0)

@@ -63,6 +63,8 @@ def small():
     ({"max_factor_cells": 0}, "algorithm.params.max_factor_cells: must be >= 1, got 0"),
     ({"init": "zeros"}, "algorithm.params.init: must be one of uniform, noisy, got 'zeros'"),
     ({"passes": 3}, "algorithm.params.passes: unknown key"),
+    ({"tolerance": -0.5}, "algorithm.params.tolerance: must be >= 0, got -0.5"),
+    ({"accounting": "rdp"}, "algorithm.params.accounting: must be one of pure, zcdp, got 'rdp'"),
 ])
 def test_params_validation(raw, msg):
     with pytest.raises(ConfigError, match=re.escape(msg)):
@@ -93,6 +95,7 @@ def test_too_many_iterations(small):
     {"init": "uniform", "output": "average", "mw_passes": 0},
     {"marginal_queries": "cells", "iterations": 8},
     {"reselect": True, "iterations": 10, "select_fraction": 0.3},
+    {"tolerance": 1.0, "clip": False, "bias_cells": True},
 ])
 @pytest.mark.parametrize("nb", list(Neighbouring))
 def test_ledger_sums_to_epsilon(small, raw, nb):
@@ -306,3 +309,15 @@ def test_cli_release_adult_defaults(tmp_path, runner):
                               "-i", str(ROOT / "sample_data" / "adult.csv"), "-o", str(out), "--seed", "3", "-q"])
     assert res.exit_code == 0, res.output
     assert len(out.read_text().splitlines()) == 32561 + 1
+
+
+def test_fit_exposes_the_model_and_released_marginals(small):
+    """fit(): the released marginals are the 4 noisy 1-way ones plus one per round (unclipped)."""
+    domain, codes, wl = small
+    params = mwem.parse_params({"iterations": 3, "output": "average"})
+    res = mwem.fit(_ctx(domain, codes, wl), params, rng=np.random.default_rng(0))
+    assert [m.attrs for m in res.released[:4]] == [(0,), (1,), (2,), (3,)]
+    assert len(res.released) == 7 and len(res.snapshots) == 3
+    avg = sum(s.project((0, 1)) for s in res.snapshots) / 3
+    np.testing.assert_allclose(res.project((0, 1)), avg, rtol=0, atol=1e-9)
+    assert res.project((0, 1)).sum() == pytest.approx(400.0, abs=1e-9)
