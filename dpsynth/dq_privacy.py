@@ -230,8 +230,14 @@ def _largest_int(fits, lo: int, hi: int) -> int | None:
     """Largest integer x in [lo, hi] with fits(x), for monotone fits; None if not even lo."""
     if not fits(lo):
         return None
-    if fits(hi):
-        return hi
+    step = max(1, lo)
+    while lo + step < hi and fits(lo + step):  # gallop: cheap evaluations at small values first
+        lo, step = lo + step, 2 * step
+    if lo + step >= hi:
+        if fits(hi):
+            return hi
+    else:
+        hi = lo + step
     while hi - lo > 1:  # invariant: fits(lo), not fits(hi)
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)

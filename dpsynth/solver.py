@@ -36,7 +36,7 @@ from .errors import ConfigError
 
 __all__ = ["IPResult", "mip_solver", "solve_clauses_ip"]
 
-_IO_RESERVE = 0.3
+_IO_RESERVE = 0.5
 """Seconds kept for writing the model, starting CBC and reading its solution."""
 
 

@@ -80,7 +80,7 @@ class SolverParams:
 @dataclass(frozen=True, kw_only=True)
 class LocalSearchParams:
     restarts: int = 2  # random starting rows (plus the previous round's record)
-    kicks: int = 20  # random 3-column perturbations per start
+    kicks: int = 100  # stop a start after this many random 3-column kicks without improvement
 
     def __post_init__(self) -> None:
         if self.restarts < 0 or self.kicks < 0:
@@ -190,21 +190,26 @@ class _Instance:
 def local_search(
     clauses: Clauses, domain, *, starts: list[np.ndarray], kicks: int, rng: np.random.Generator, deadline: float
 ) -> tuple[np.ndarray, int]:
-    """Iterated local search over valid rows from each start; returns the best row and its objective."""
+    """Iterated local search over valid rows from each start; returns the best row and its objective.
+
+    From each start: greedy ascent, then repeated kicks (3 random touched columns set to random
+    values, ascend again, accept if not worse) until ``kicks`` kicks in a row fail to improve
+    or ``deadline`` (a ``time.perf_counter()`` value) passes.
+    """
     inst = _Instance(clauses, domain)
     best, best_obj = None, -1
     for start in starts:  # loop over starting rows
         cur = inst.ascend(start, rng)
         cur_obj = clauses.objective(cur)
-        for _ in range(kicks):  # loop over perturbations
-            if time.perf_counter() > deadline:
-                break
+        stale = 0
+        while stale < kicks and time.perf_counter() <= deadline:  # perturb until `kicks` fail in a row
             cand = cur.copy()
             cols = rng.choice(inst.touched, size=min(3, len(inst.touched)), replace=False)
             cand[cols] = rng.integers(0, inst.sizes[cols])
             cand = inst.ascend(cand, rng)
             obj = clauses.objective(cand)
-            if obj >= cur_obj:
+            stale = 0 if obj > cur_obj else stale + 1
+            if obj >= cur_obj:  # equal moves are accepted too (plateau walk)
                 cur, cur_obj = cand, obj
         if cur_obj > best_obj:
             best, best_obj = cur, cur_obj
@@ -237,9 +242,9 @@ def best_response(
         info["local_objective"] = obj
     if params.best_response in ("hybrid", "ip"):
         base = rec if rec is not None else np.zeros(len(domain), dtype=np.int64)
-        res = solve_clauses_ip(  # CBC stops by 95% of the round's limit (after building its model)
+        res = solve_clauses_ip(  # CBC stops by 90% of the round's limit (after building its model)
             clauses, domain, base=base, incumbent=rec, time_limit=limit,
-            gap=params.solver.gap, threads=params.solver.threads, deadline=t0 + 0.95 * limit,
+            gap=params.solver.gap, threads=params.solver.threads, deadline=t0 + 0.9 * limit,
         )
         info.update(cbc_status=res.status, cbc_objective=res.objective, cbc_bound=res.bound, cbc_gap=res.gap)
         if res.codes is not None and res.objective is not None and res.objective > obj:
