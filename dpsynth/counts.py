@@ -97,6 +97,11 @@ class ArrayCounts:
             self._distinct = np.unique(self._codes, axis=0, return_counts=True)
         rows, mult = self._distinct
         sets, inverse = np.unique(attrs, axis=0, return_inverse=True)
+        words = -(-self.n // 64)
+        if len(attrs) * words * (attrs.shape[1] + 1) < len(sets) * len(rows) * (attrs.shape[1] + 2):
+            # Many column sets over many distinct rows (wide binary data): AND + popcount of
+            # bit-packed row sets, O(Q·n/64·k) whatever the number of column sets.
+            return _packed_conjunction_counts(self._codes, self.domain, attrs, values)
         inverse = inverse.reshape(-1)
         group = np.argsort(inverse, kind="stable")
         bounds = np.searchsorted(inverse[group], np.arange(len(sets) + 1))
@@ -118,3 +123,30 @@ class ArrayCounts:
                 pos = np.clip(np.searchsorted(keys, key_q), 0, len(keys) - 1)
                 out[idx] = np.where(keys[pos] == key_q, np.rint(sums[pos]), 0).astype(np.int64)
         return out
+
+
+def _packed_conjunction_counts(codes: np.ndarray, domain: Domain, attrs: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Conjunction counts by popcount of ANDed bit-packed rows (one packed row set per bit)."""
+    n = codes.shape[0]
+    words = -(-n // 64)
+    packed = np.zeros((domain.n_bits, words * 8), dtype=np.uint8)
+    for a, (off, size) in enumerate(zip(domain.offsets, domain.sizes)):  # loop over columns and values
+        for v in range(size):
+            packed[off + v, : -(-n // 8)] = np.packbits(codes[:, a] == v)
+    packed = packed.view(np.uint64)
+    bits = np.asarray(domain.offsets)[attrs] + values
+    out = np.empty(len(bits), dtype=np.int64)
+    chunk = max(1, (1 << 22) // words)
+    for lo in range(0, len(bits), chunk):  # chunks of queries bound the memory to ~32 MB
+        acc = packed[bits[lo : lo + chunk, 0]]
+        for j in range(1, bits.shape[1]):
+            acc = acc & packed[bits[lo : lo + chunk, j]]
+        out[lo : lo + chunk] = _popcount(acc).sum(axis=1)
+    return out
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(x).astype(np.int64)
+    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+    return table[x.view(np.uint8)].reshape(*x.shape, 8).sum(axis=-1)

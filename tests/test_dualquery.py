@@ -92,6 +92,9 @@ def test_conjunction_counts_match_naive_and_generic_fallback():
     # literal order within a conjunction does not matter
     assert np.array_equal(counts.conjunction_counts(q.attrs[:, ::-1], q.values[:, ::-1]), naive)
     assert np.allclose(q.answers(codes, chunk=7), naive / 500)
+    from dpsynth.counts import _packed_conjunction_counts
+
+    assert np.array_equal(_packed_conjunction_counts(counts._codes, d, q.attrs, q.values), naive)
 
 
 def test_workload_parsing_messages():
