@@ -40,15 +40,17 @@ def _tap(mechanism: str, true, output, **info):
     return output if replaced is None else replaced
 
 __all__ = [
-    "laplace_noise",
-    "laplace_variance",
-    "laplace_mechanism",
     "discrete_laplace_noise",
     "discrete_laplace_variance",
-    "geometric_mechanism",
-    "gaussian_mechanism",
-    "exponential_probabilities",
     "exponential_mechanism",
+    "exponential_probabilities",
+    "gaussian_mechanism",
+    "geometric_mechanism",
+    "laplace_mechanism",
+    "laplace_noise",
+    "laplace_variance",
+    "snapping_mechanism",
+    "snapping_noise_scale",
 ]
 
 
@@ -264,3 +266,74 @@ def exponential_mechanism(
     out = int(np.argmax(logits + rng.gumbel(size=logits.shape)))
     return _tap("exponential", scores, out, stage=stage, measured=measured, sensitivity=sensitivity,
                 epsilon=epsilon)
+
+
+# ------------------------------------------------------------------- snapping mechanism
+_SNAP_SLACK = 2.0**-49
+
+
+def snapping_noise_scale(*, sensitivity: float, epsilon: float, bound: float) -> tuple[float, float]:
+    """(λ, Λ) of the snapping mechanism: λ = Δ·(1 + 2⁻⁴⁹·B)/ε and Λ the smallest power of 2 ≥ λ.
+
+    Mironov 2012, Theorem 1 (sensitivity 1): the mechanism is (1/λ + 2⁻⁴⁹·B/λ)-DP for λ < B < 2⁴⁶·λ;
+    with Δ coordinates changing by at most 1 each, the losses add up, hence the factor Δ.
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    epsilon = _check_positive("epsilon", epsilon)
+    bound = _check_positive("bound", bound)
+    lam = sensitivity * (1.0 + _SNAP_SLACK * bound) / epsilon
+    lam = math.nextafter(lam, math.inf)  # never below the exact value
+    if not lam < bound < 2.0**46 * lam:
+        raise ValueError(
+            f"snapping mechanism needs noise scale < bound < 2^46 * scale, got scale {lam:.6g} and bound {bound:.6g}"
+        )
+    return lam, 2.0 ** math.ceil(math.log2(lam))
+
+
+def _uniform_doubles(size, rng: np.random.Generator) -> np.ndarray:
+    """U* of Mironov §5.2: every double in (0, 1) with probability proportional to its spacing.
+
+    Exponent: geometric (P(2⁻ᵏ ≤ U < 2⁻ᵏ⁺¹) = 2⁻ᵏ); mantissa: 52 uniform bits.  Exact, no rounding.
+    """
+    k = rng.geometric(0.5, size=size)
+    mantissa = rng.integers(0, 2**52, size=size, dtype=np.int64)
+    return np.ldexp(1.0 + mantissa.astype(float) / 2.0**52, -k)
+
+
+def snapping_mechanism(
+    values,
+    *,
+    sensitivity: float,
+    epsilon: float,
+    bound: float,
+    ledger: Ledger,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+) -> np.ndarray:
+    """ε-DP real-valued release robust to floating-point attacks (Mironov 2012, §5.2, the snapping mechanism).
+
+    For counting vectors (histograms): neighbouring inputs differ in at most ``sensitivity``
+    coordinates, each by at most 1.  Each coordinate x is released as
+    clamp_B(round_Λ(clamp_B(x) + S·λ·ln U*)) with S a random sign: every output is a multiple of
+    the power of two Λ in [−B, B], so the set of reachable outputs does not depend on the input
+    (the textbook Laplace sampler's does).  ``bound`` B must be public (e.g. a public or noisy n).
+    """
+    values = np.asarray(values, dtype=float)
+    lam, grid = snapping_noise_scale(sensitivity=sensitivity, epsilon=epsilon, bound=bound)
+    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism="snapping",
+            sensitivity=float(sensitivity),
+            epsilon=float(epsilon),
+            scale=lam,
+            rho=float(epsilon) ** 2 / 2.0,
+            measured=measured,
+            count=int(values.size),
+        )
+    )
+    sign = np.where(rng.random(values.shape) < 0.5, -1.0, 1.0)
+    noisy = np.clip(values, -bound, bound) + sign * lam * np.log(_uniform_doubles(values.shape, rng))
+    out = np.clip(np.round(noisy / grid) * grid, -bound, bound)
+    return _tap("snapping", values, out, stage=stage, measured=measured, sensitivity=sensitivity, epsilon=epsilon)

@@ -54,7 +54,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("privacy.n", "secret", "privacy.n: must be 'public' or {epsilon: <number>}"),
         ("privacy.budget", 1, "privacy.budget: unknown key (allowed: epsilon, n, neighboring, neighbouring, delta)"),
         ("algorithm.name", "magic", "algorithm.name: must be one of "),
-        ("algorithm.params", {"noise": "pink"}, "algorithm.params.noise: must be one of discrete, continuous, got 'pink'"),
+        ("algorithm.params", {"noise": "pink"}, "algorithm.params.noise: must be one of discrete, continuous, snapping, got 'pink'"),
         ("algorithm.params", {"speed": 1}, "algorithm.params.speed: unknown key (allowed: noise)"),
         ("workload.marginals", {"k": 9}, "workload.marginals.k: must be <= the number of columns (4), got 9"),
         ("workload.marginals", [["color", "shape"]], "workload.marginals[0][1]: unknown column 'shape'"),

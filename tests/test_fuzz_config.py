@@ -29,7 +29,6 @@ from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.cli import app
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
-
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
 ALLOWED_EXIT_CODES = {0, 2, 3, 64, 65, 66, 73}

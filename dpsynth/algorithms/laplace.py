@@ -10,7 +10,10 @@ This is the equal-noise baseline the iReduct paper calls "Dwork".
 Noise: ``noise: discrete`` (default) adds two-sided geometric noise to the
 integer counts, so the released counts are integers and carry none of the
 floating-point artefacts of textbook Laplace sampling; ``noise: continuous``
-adds real Laplace noise.  Both are ε-DP with the same scale.
+adds real Laplace noise; ``noise: snapping`` uses the snapping mechanism (Mironov 2012, §5.2):
+real values on a public lattice of multiples of a power of two, clamped to [−B, B] with
+B = max(n, 8·scale) (n public or already noisy), at a scale larger by the factor 1 + 2⁻⁴⁹·B.
+All are ε-DP with (essentially) the same scale.
 
 Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.synthesis.synthesize`
 fits a product-of-factors model to the noisy marginals (iterative proportional
@@ -28,7 +31,7 @@ import numpy as np
 
 from ..accountant import split_budget
 from ..config import params_from_mapping
-from ..mechanisms import geometric_mechanism, laplace_mechanism
+from ..mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 
 __all__ = ["Params", "parse_params", "run", "measure_marginals", "independent_sample"]
@@ -36,7 +39,7 @@ __all__ = ["Params", "parse_params", "run", "measure_marginals", "independent_sa
 
 @dataclass(frozen=True, kw_only=True)
 class Params:
-    noise: Literal["discrete", "continuous"] = "discrete"
+    noise: Literal["discrete", "continuous", "snapping"] = "discrete"
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -60,16 +63,16 @@ def measure_marginals(
     out = []
     for i, (attrs, eps_i) in enumerate(zip(attr_sets, shares)):
         true = ctx.counts.marginal(attrs)
-        noisy = mech(
-            true,
-            sensitivity=sens,
-            epsilon=eps_i,
-            ledger=ctx.ledger,
-            rng=rng,
-            stage=stage,
-            measured="marginal(" + ", ".join(ctx.domain.names[a] for a in attrs) + ")",
-        )
-        out.append(NoisyMarginal(tuple(attrs), np.asarray(noisy, dtype=float), sens / eps_i))
+        kw = {"sensitivity": sens, "epsilon": eps_i, "ledger": ctx.ledger, "rng": rng, "stage": stage,
+              "measured": "marginal(" + ", ".join(ctx.domain.names[a] for a in attrs) + ")"}
+        scale = sens / eps_i
+        if noise == "snapping":  # the clamp bound must be public: n is public or already noisy
+            bound = max(float(ctx.n), 8.0 * scale)
+            scale = snapping_noise_scale(sensitivity=sens, epsilon=eps_i, bound=bound)[0]
+            noisy = snapping_mechanism(true, bound=bound, **kw)
+        else:
+            noisy = mech(true, **kw)
+        out.append(NoisyMarginal(tuple(attrs), np.asarray(noisy, dtype=float), scale))
         ctx.progress(stage, i + 1, len(attr_sets))
     return out
 

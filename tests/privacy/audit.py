@@ -25,23 +25,23 @@ from __future__ import annotations
 import copy
 import math
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import stats
 
 __all__ = [
     "ALPHA",
+    "TINY_PARAMS",
     "AuditResult",
     "audit",
     "cp_lower",
     "cp_upper",
     "epsilon_lower_bound",
     "sample_outputs",
-    "TINY_PARAMS",
-    "tiny_raw_config",
     "tiny_neighbours",
+    "tiny_raw_config",
 ]
 
 ALPHA = 1e-3

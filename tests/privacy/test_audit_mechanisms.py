@@ -18,7 +18,13 @@ import numpy as np
 import pytest
 
 from dpsynth.accountant import Ledger
-from dpsynth.mechanisms import exponential_mechanism, geometric_mechanism, laplace_mechanism
+from dpsynth.mechanisms import (
+    exponential_mechanism,
+    geometric_mechanism,
+    laplace_mechanism,
+    snapping_mechanism,
+    snapping_noise_scale,
+)
 from dpsynth.noisedown import noise_down
 
 from .audit import audit, epsilon_lower_bound
@@ -128,3 +134,73 @@ def test_noise_down_pair_costs_only_the_final_scale():
     assert audit(pairs(0.0, 90, False), pairs(1.0, 91, False), claimed_epsilon=1.0 / lam2).passed
     res = audit(pairs(0.0, 92, True), pairs(1.0, 93, True), claimed_epsilon=1.0 / lam2)
     assert not res.passed, res
+
+
+# ------------------------------------------------------------------- snapping mechanism (Mironov 2012)
+def test_snapping_outputs_lie_on_one_public_lattice():
+    """The set of reachable outputs does not depend on the input: multiples of Λ in [−B, B] (for inputs 0, 1,
+    0.3 and a value outside the bound), which is what textbook Laplace on doubles gets wrong."""
+    lam, grid = snapping_noise_scale(sensitivity=1.0, epsilon=0.3, bound=40.0)
+    assert grid == 4.0 and 3.333 < lam < 3.334
+    for x in (0.0, 1.0, 0.3, 1e6):
+        y = _runs(snapping_mechanism, [x], 20_000, seed=11, sensitivity=1.0, epsilon=0.3, bound=40.0)[:, 0]
+        assert np.all(np.abs(y) <= 40.0) and np.all(y / grid == np.round(y / grid))
+
+
+def test_snapping_law_chi_square():
+    """Away from the bound, outputs follow Laplace(x, λ) rounded to the nearest multiple of Λ (χ² at 1e-6 on
+    2·10⁵ draws); the laws at 0.7λ and 1.3λ are rejected."""
+    from scipy import stats
+
+    x, eps, bound = 2.5, 0.3, 1e4
+    lam, grid = snapping_noise_scale(sensitivity=1.0, epsilon=eps, bound=bound)
+    y = _runs(snapping_mechanism, [x], N, seed=12, sensitivity=1.0, epsilon=eps, bound=bound)[:, 0]
+    k = np.round(y / grid).astype(int)
+    ks = np.arange(-12, 13)
+    observed = np.array([np.sum(k < ks[0]), *[np.sum(k == v) for v in ks], np.sum(k > ks[-1])])
+
+    def pvalue(scale):
+        cdf = stats.laplace(loc=x, scale=scale).cdf
+        edges = np.concatenate([[-np.inf], (ks - 0.5) * grid, [(ks[-1] + 0.5) * grid], [np.inf]])
+        p = np.diff(cdf(edges))
+        return stats.chisquare(observed, p / p.sum() * N).pvalue
+
+    assert pvalue(lam) > 1e-6
+    assert pvalue(0.7 * lam) < 1e-6 and pvalue(1.3 * lam) < 1e-6
+
+
+def test_snapping_audit_and_half_noise_mutant():
+    """Count 0 vs 1 at ε = 1 (B = 50): passes; the scale halved (true ε ≈ 2) is caught."""
+    good = [_runs(snapping_mechanism, [c], N, seed=13 + c, sensitivity=1.0, epsilon=1.0, bound=50.0)[:, 0]
+            for c in (0, 1)]
+    res = audit(*good, claimed_epsilon=1.0)
+    assert res.passed, res
+    bad = [_runs(snapping_mechanism, [c], N, seed=15 + c, sensitivity=0.5, epsilon=1.0, bound=50.0)[:, 0]
+           for c in (0, 1)]
+    res = audit(*bad, claimed_epsilon=1.0)
+    assert not res.passed, res
+
+
+def test_snapping_refuses_a_bound_below_the_scale():
+    with pytest.raises(ValueError, match=r"snapping mechanism needs noise scale < bound < 2\^46 \* scale"):
+        snapping_noise_scale(sensitivity=1.0, epsilon=0.1, bound=5.0)
+
+
+def test_laplace_algorithm_snapping_option_releases_lattice_values():
+    """``algorithm.params.noise: snapping``: released marginals lie on the public lattice of the mechanism."""
+    import dpsynth
+    from dpsynth.config import parse_config
+
+    from .audit import tiny_neighbours, tiny_raw_config
+
+    raw = tiny_raw_config("laplace", "add-remove")
+    raw["algorithm"]["params"] = {"noise": "snapping"}
+    table, _ = tiny_neighbours("add-remove")
+    res = dpsynth.release(table, parse_config(raw), rng=np.random.default_rng(4))
+    assert {c["mechanism"] for c in res.report["ledger"]} == {"discrete-laplace", "snapping"}
+    for c in res.report["ledger"][1:]:
+        n_noisy = res.report["output"]["rows"]
+        bound = max(float(n_noisy), 8.0 * 1.0 / c["epsilon"])
+        _, grid = snapping_noise_scale(sensitivity=1.0, epsilon=c["epsilon"], bound=bound)
+        values = res.marginals["noisy_count"].to_numpy()
+        assert np.all(values / grid == np.round(values / grid)) and np.all(np.abs(values) <= bound)

@@ -30,6 +30,7 @@ from .audit import tiny_neighbours, tiny_raw_config
 VARIANTS = [
     ("laplace", {}, 0.0),
     ("laplace", {"noise": "continuous"}, 0.0),
+    ("laplace", {"noise": "snapping"}, 0.0),
     ("mwem", {}, 0.0),
     ("mwem", {"accounting": "zcdp"}, 1e-3),
     ("ireduct", {}, 0.0),

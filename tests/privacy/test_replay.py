@@ -173,6 +173,10 @@ def test_coupled_replay(algorithm, neighbouring, monkeypatch):
     _coupled_replay(algorithm, neighbouring, {}, monkeypatch)
 
 
+def test_coupled_replay_laplace_snapping(monkeypatch):
+    _coupled_replay("laplace", "add-remove", {"noise": "snapping"}, monkeypatch)
+
+
 @pytest.mark.parametrize("params", [{"refresh": 0.3}, {"refresh": 0.02, "lambda_delta": 0.05}])
 def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
     """iReduct's batched rounds (water level chosen from noisy values) as well as the literal tail loop."""
@@ -196,7 +200,8 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch):
 
     assert coupling.i == len(coupling.calls) > 0, "D′ made fewer sampling calls than D"
     kinds = {c[0] for c in coupling.calls}
-    assert kinds >= EXPECTED_KINDS[algorithm] | ({"discrete-laplace"} if neighbouring == "add-remove" else set())
+    expected = {"snapping"} if params.get("noise") == "snapping" else EXPECTED_KINDS[algorithm]
+    assert kinds >= expected | ({"discrete-laplace"} if neighbouring == "add-remove" else set())
     for mechanism, dist, sens in coupling.distances:
         assert dist <= sens * (1 + 1e-12), (mechanism, dist, sens)
     # the pair is worst case: some pre-noise quantity really differs
