@@ -48,7 +48,7 @@ def make(rows: int, fmt: str, *, out: Path = BIG_DIR, seed: int = 0) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     src = _source()
     rng = np.random.default_rng(seed)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     writer = None
     try:
         for start in range(0, rows, CHUNK):  # loop over chunks of rows; each is vectorized
