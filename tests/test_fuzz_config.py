@@ -117,7 +117,7 @@ def tiny_csv(tmp_path_factory):
     return p
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(raw=fuzzed_config())
 def test_fuzzed_config_never_crashes(raw, tiny_csv, tmp_path_factory, runner):

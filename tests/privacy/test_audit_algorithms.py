@@ -6,7 +6,7 @@ which is done once) with the algorithm's configuration at ε = 1 on a worst-case
 released noisy marginals (when the algorithm releases marginals) or of the synthetic rows: per cell,
 (number of coordinates equal to z) − (number equal to x), which moves by +4 from D to D′.
 
-Fast tier (80 runs per side): catches releases whose output separates D and D′ almost surely (a
+Fast tier (60 runs per side): catches releases whose output separates D and D′ almost surely (a
 missing noise term, a branch on the data), e.g. the noiseless mutant below.  Slow tier (600 runs per
 side, ``-m slow``, about 10 minutes on a busy 2-core machine): finer violations; its power is shown on
 the ``laplace`` algorithm with half its noise (1000 runs per side with a single-cell statistic; 2×
@@ -67,13 +67,13 @@ def _outputs(algorithm: str, neighbouring: str, draws: int, seed: int, *, margin
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_algorithm_audit_fast(algorithm):
-    (d, d2), eps = _outputs(algorithm, "replace-one", 80, seed=100)
+    (d, d2), eps = _outputs(algorithm, "replace-one", 60, seed=100)
     res = audit(d, d2, claimed_epsilon=eps)
     assert res.passed, res
 
 
 def test_fast_tier_catches_a_noiseless_release(monkeypatch):
-    """Power of the fast tier: the laplace algorithm with its noise removed is caught with 80 runs per side."""
+    """Power of the fast tier: the laplace algorithm with its noise removed is caught with 60 runs per side."""
     from dpsynth.algorithms import laplace
 
     def no_noise(values, *, ledger, stage, measured="", sensitivity, epsilon, rng):
@@ -83,7 +83,7 @@ def test_fast_tier_catches_a_noiseless_release(monkeypatch):
         return np.asarray(values)
 
     monkeypatch.setattr(laplace, "geometric_mechanism", no_noise)
-    (d, d2), eps = _outputs("laplace", "replace-one", 80, seed=101)
+    (d, d2), eps = _outputs("laplace", "replace-one", 60, seed=101)
     res = audit(d, d2, claimed_epsilon=eps)
     assert not res.passed, res
 
