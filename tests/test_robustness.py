@@ -312,5 +312,4 @@ def test_sigkill_leaves_complete_or_absent_outputs(tmp_path):
     """24 kills at uniform random times over the run: each output file is complete or absent.  (A kill between
     the renames of two outputs could leave a complete subset: see SECURITY.md; never observed here.)"""
     outcomes = _kill_runs(tmp_path, 24, seed=2)
-    assert all(o in ("absent", "complete") for o in outcomes), outcomes
-    assert {"absent", "complete"} <= set(outcomes) or len(set(outcomes)) == 1
+    assert all(o in ("absent", "complete") for o in outcomes), outcomes  # measured once: 14 complete, 10 absent
