@@ -183,9 +183,23 @@ def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
     _coupled_replay("ireduct", "replace-one", params, monkeypatch)
 
 
-def _coupled_replay(algorithm, neighbouring, params, monkeypatch):
+@pytest.mark.parametrize(("algorithm", "params", "delta", "kinds"), [
+    ("mwem", {"marginal_queries": "cells", "iterations": 3}, 0.0, {"laplace", "exponential"}),
+    ("mwem", {"accounting": "zcdp"}, 1e-3, {"gaussian", "exponential"}),
+    ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"laplace", "exponential"}),
+    ("laplace", {"noise": "continuous"}, 0.0, {"laplace"}),
+    ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"dq-sample"}),
+])
+def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
+    """Other code paths: MWEM cell queries, zCDP with Gaussian noise (L2 sensitivity), averaged output;
+    continuous Laplace; DualQuery under advanced composition."""
+    _coupled_replay(algorithm, "add-remove", params, monkeypatch, delta=delta, kinds=kinds)
+
+
+def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kinds=None):
     raw = tiny_raw_config(algorithm, neighbouring)
     raw["algorithm"]["params"] = {**raw["algorithm"]["params"], **params}
+    raw["privacy"]["delta"] = delta
     cfg = parse_config(raw)
     d, d2 = tiny_neighbours(neighbouring)
     coupling = Coupling()
@@ -200,7 +214,7 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch):
 
     assert coupling.i == len(coupling.calls) > 0, "D′ made fewer sampling calls than D"
     kinds = {c[0] for c in coupling.calls}
-    expected = {"snapping"} if params.get("noise") == "snapping" else EXPECTED_KINDS[algorithm]
+    expected = kinds or ({"snapping"} if params.get("noise") == "snapping" else EXPECTED_KINDS[algorithm])
     assert kinds >= expected | ({"discrete-laplace"} if neighbouring == "add-remove" else set())
     for mechanism, dist, sens in coupling.distances:
         assert dist <= sens * (1 + 1e-12), (mechanism, dist, sens)
