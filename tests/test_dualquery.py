@@ -214,7 +214,7 @@ def test_dualquery_tracks_a_point_mass_table():
     """All rows identical: the MW loop must steer records to that row (wrong sign would repel them)."""
     d = _domain([2] * 6)
     codes = np.tile(np.array([1, 0, 1, 1, 0, 1]), (20_000, 1))
-    ctx, params = _ctx(d, codes, T=30, s=60, eta=1.0, best_response="local")
+    ctx, params = _ctx(d, codes, T=30, s=60, eta=1.0, best_response="local", local_search={"kicks": 10})
     out = dq.run(ctx, params, rng=np.random.default_rng(0))
     q = conjunction_workload({"k": 3}, d, [])
     err = np.abs(q.answers(out.codes) - q.answers(codes)).mean()
@@ -262,7 +262,7 @@ def _fast_cfg(root, **params):
     import yaml
 
     raw = yaml.safe_load((root / ROOT_CFG).read_text())
-    raw["algorithm"]["params"].update({"best_response": "local", **params})
+    raw["algorithm"]["params"].update({"best_response": "local", "local_search": {"kicks": 10}, **params})
     return parse_config(raw)
 
 
@@ -291,7 +291,7 @@ def test_cli_release_end_to_end(root, runner, tmp_path):
     import yaml
 
     raw = yaml.safe_load((root / ROOT_CFG).read_text())
-    raw["algorithm"]["params"]["best_response"] = "local"
+    raw["algorithm"]["params"].update({"best_response": "local", "local_search": {"kicks": 10}})
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
     out, rep = tmp_path / "s.csv", tmp_path / "r.json"
