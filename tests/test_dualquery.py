@@ -354,3 +354,18 @@ def test_kddcup99_config_encodes_the_shared_file(root):
     assert cfg.domain.n_bits == 200 and len(cfg.domain) == 42
     codes = encode(pd.read_csv(path), cfg.domain)
     assert codes.shape == (494_021, 42)
+
+
+def test_noisy_n_is_charged_first_and_counted_by_the_solver(root, nltcs):
+    """With privacy.n noisy, the row count's ε adds (basic composition) and the rounds fit the rest."""
+    import yaml
+
+    raw = yaml.safe_load((root / ROOT_CFG).read_text())
+    raw["privacy"]["n"] = {"epsilon": 0.2}
+    raw["algorithm"]["params"].update({"best_response": "local", "local_search": {"kicks": 5}})
+    res = dpsynth.release(nltcs, parse_config(raw), rng=np.random.default_rng(1))
+    ledger, det = res.report["ledger"], res.report["algorithm"]["details"]
+    assert ledger[0]["stage"] == "row-count"
+    assert det["epsilon_by_accounting"]["zcdp"] <= 0.8
+    assert res.report["privacy"]["epsilon_spent"] == pytest.approx(0.2 + det["epsilon_by_accounting"]["zcdp"])
+    assert res.report["privacy"]["epsilon_spent"] <= 1.0
