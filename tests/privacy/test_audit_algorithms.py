@@ -8,7 +8,7 @@ released noisy marginals (when the algorithm releases marginals) or of the synth
 
 Fast tier (60 runs per side): catches releases whose output separates D and D′ almost surely (a
 missing noise term, a branch on the data), e.g. the noiseless mutant below.  Slow tier (600 runs per
-side, ``-m slow``, about 10 minutes on a busy 2-core machine): finer violations; its power is shown on
+side, ``-m slow``, about 3 minutes, 11 on a busy 2-core machine): finer violations; its power is shown on
 the ``laplace`` algorithm with half its noise (1000 runs per side with a single-cell statistic; 2×
 violations of one mechanism are caught with 200,000 draws in test_audit_mechanisms.py).  A correct
 algorithm fails an audit with probability ≤ 1e-3 (Clopper–Pearson, see audit.py); fixed seeds.
