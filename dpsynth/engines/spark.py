@@ -2,22 +2,24 @@
 
 Spark reads the input (CSV with every column as text, or Parquet), discretizes
 it with Spark SQL expressions that follow :func:`dpsynth.discretize.encode`
-rule by rule, and runs two jobs:
+rule by rule, and runs ONE job: a group-by on (a packed bigint key of all
+codes, a bit word of per-row rule flags) with a count.  Collected to the driver
+(Arrow), it gives at once
 
-1. one aggregation: the row count and, per column, a flag for each rule of the
-   numpy encoder (nulls, undeclared categories, non-numeric text, fractional
-   integers, out-of-range numbers).  If a flag is set, the error raised is the
-   numpy engine's message for the first column in schema order and its first
-   failing rule (the message text is produced by the numpy encoder itself);
-2. one group-by on a packed key of all codes: the counts of the occupied cells
-   of the full contingency table (at most min(n, cells) rows, a few thousand
-   to a few hundred thousand for census-like tables), collected to the driver.
+* ``n`` (the sum of the counts);
+* for each column and rule of the numpy encoder (nulls, undeclared categories,
+  non-numeric text, fractional integers, out-of-range numbers) whether any row
+  breaks it.  If so, the error raised is the numpy engine's message for the
+  first column in schema order and its first failing rule (the text comes from
+  the numpy encoder itself, run on a public placeholder value);
+* the counts of the occupied cells of the full contingency table (at most
+  min(n, cells) rows).
 
 Every marginal the algorithm asks for, adaptively, is then a weighted bincount
 of those rows on the driver: no further Spark job, and the session is stopped
 before the algorithm runs.  If more than ``max_distinct`` cells are occupied
-(wide tables), the codes stay cached in Spark and each marginal is its own
-group-by instead.
+(wide tables), the codes are cached in Spark, a second job aggregates the
+flags and ``n``, and each marginal is its own group-by.
 
 Cluster use: ``--spark-master spark://host:7077`` (or ``yarn``, ``k8s://…``),
 or set ``SPARK_REMOTE=sc://host:15002`` for Spark Connect; the default is
@@ -143,6 +145,17 @@ def _numeric(F, spec: ColumnSpec, raw, unknown: str):
     return code, flags
 
 
+def _bits(F, flags: list) -> list:
+    """The per-row rule flags packed into bigint words b0, b1, … (62 flags a word)."""
+    words = []
+    for k in range(0, len(flags), 62):  # loop over words (one per 62 rules)
+        word = F.lit(0).cast("bigint")
+        for i, flag in enumerate(flags[k : k + 62]):
+            word = word + F.when(flag, F.lit(1 << i).cast("bigint")).otherwise(F.lit(0).cast("bigint"))
+        words.append(word.alias(f"b{k // 62}"))
+    return words
+
+
 def _collect(df) -> dict[str, np.ndarray]:
     """A small Spark result as numpy columns on the driver (Arrow transfer, no pandas)."""
     if hasattr(df, "toArrow"):  # Spark >= 4.0
@@ -217,20 +230,44 @@ class SparkCounts:
         try:
             df = self._read(path, fmt)
             codes, flags = self._expressions(F, df, unknown)
-            coded = df.select(*[c.alias(f"c{j}") for j, c in enumerate(codes)],
-                              *[f.alias(f"f{i}") for i, (_, _, f) in enumerate(flags)])
-            stats = coded.agg(F.count(F.lit(1)).alias("n"),
-                              *[F.max(F.col(f"f{i}").cast("int")).alias(f"f{i}") for i in range(len(flags))]).first()
+            bits = _bits(F, [f for _, _, f in flags])
+            coded = df.select(*[c.alias(f"c{j}") for j, c in enumerate(codes)], *bits)
+            names = [f"b{k}" for k in range(len(bits))]
+            key = self._key(F)
+            got = None
+            if key is not None:  # one job: rule flags, n and the occupied cells together
+                got = _collect(coded.groupBy(key.alias("key"), *names).count().limit(max_distinct + 1))
+                if len(got["count"]) > max_distinct:
+                    got = None
+            if got is None:  # too many occupied cells: keep the codes in Spark, one group-by per marginal
+                coded = coded.cache()
+                got = _collect(coded.agg(F.count(F.lit(1)).alias("count"), *[F.bit_or(b).alias(b) for b in names]))
+                self._codes_df = coded
         except DpsynthError:
             raise
         except Exception as exc:
             raise DataError(f"{path}: Spark could not read the input ({type(exc).__name__}; malformed CSV or Parquet?)"
                             ) from None
-        self._raise_first(flags, stats, unknown)
-        self._n = int(stats["n"])
+        word = [int(np.bitwise_or.reduce(got[b].astype(np.int64))) if len(got[b]) else 0 for b in names]
+        self._raise_first(flags, [bool(word[i // 62] >> (i % 62) & 1) for i in range(len(flags))], unknown)
+        self._n = int(got["count"].astype(np.int64).sum())
         if self._n == 0:
             raise DataError(f"{path}: the input has no data rows")
-        self._distinct(F, coded, max_distinct)
+        if self._codes_df is None:
+            narrow = np.min_scalar_type(max(self.domain.sizes))
+            cols = np.unravel_index(got["key"].astype(np.int64), self.domain.sizes)
+            self._rows = np.stack([c.astype(narrow) for c in cols], axis=1)
+            self._weights = got["count"].astype(np.int64)
+
+    def _key(self, F):
+        """All codes packed in one bigint (mixed radix), or None when the full table has ≥ 2**62 cells."""
+        sizes = self.domain.sizes
+        if float(np.prod([float(s) for s in sizes])) >= 2.0**62:
+            return None
+        key = F.lit(0).cast("bigint")
+        for j, size in enumerate(sizes):  # loop over columns
+            key = key * F.lit(int(size)) + F.col(f"c{j}").cast("bigint")
+        return key
 
     def _expressions(self, F, df, unknown: str):
         types = dict(df.dtypes)
@@ -253,31 +290,13 @@ class SparkCounts:
             flags.extend((j, rule, flag) for rule, flag in rules.items())
         return codes, flags
 
-    def _raise_first(self, flags, stats, unknown: str) -> None:
+    def _raise_first(self, flags, broken_flags: list[bool], unknown: str) -> None:
         from .stream import _rule
 
-        broken = [(j, _rule(rule), rule) for i, (j, rule, _) in enumerate(flags) if stats[f"f{i}"]]
+        broken = [(j, _rule(rule), rule) for (j, rule, _), bad in zip(flags, broken_flags) if bad]
         if broken:
             j, _, rule = min(broken)
             raise DataError(_message(self.domain.columns[j], rule, unknown))
-
-    def _distinct(self, F, coded, max_distinct: int) -> None:
-        d = len(self.domain)
-        sizes = self.domain.sizes
-        if float(np.prod([float(s) for s in sizes])) < 2.0**62:  # one packed bigint key
-            key = F.lit(0).cast("bigint")
-            for j in range(d):
-                key = key * F.lit(int(sizes[j])) + F.col(f"c{j}").cast("bigint")
-            grouped = coded.groupBy(key.alias("key")).count()
-            pdf = _collect(grouped.limit(max_distinct + 1))
-            if len(pdf["key"]) <= max_distinct:
-                keys = pdf["key"].astype(np.int64)
-                narrow = np.min_scalar_type(max(sizes))
-                self._rows = np.stack([c.astype(narrow) for c in np.unravel_index(keys, sizes)], axis=1)
-                self._weights = pdf["count"].astype(np.int64)
-                return
-        self._rows = None
-        self._codes_df = coded.select(*[f"c{j}" for j in range(d)]).cache()
 
     @property
     def n(self) -> int:
