@@ -148,5 +148,5 @@ def _packed_conjunction_counts(codes: np.ndarray, domain: Domain, attrs: np.ndar
 def _popcount(x: np.ndarray) -> np.ndarray:
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0
         return np.bitwise_count(x).astype(np.int64)
-    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+    table = np.array([i.bit_count() for i in range(256)], dtype=np.int64)
     return table[x.view(np.uint8)].reshape(*x.shape, 8).sum(axis=-1)
