@@ -369,3 +369,22 @@ def test_noisy_n_is_charged_first_and_counted_by_the_solver(root, nltcs):
     assert det["epsilon_by_accounting"]["zcdp"] <= 0.8
     assert res.report["privacy"]["epsilon_spent"] == pytest.approx(0.2 + det["epsilon_by_accounting"]["zcdp"])
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
+
+
+def test_popcount_fallback_without_numpy_bitwise_count(monkeypatch):
+    from dpsynth.counts import _popcount
+
+    x = np.array([[0, 1, 255, 2**64 - 1]], dtype=np.uint64)
+    monkeypatch.delattr(np, "bitwise_count", raising=False)
+    assert _popcount(x).tolist() == [[0, 1, 8, 64]]
+
+
+@pytest.mark.slow
+def test_hybrid_release_reports_cbc_facts_per_round(root, nltcs):
+    cfg = _fast_cfg(root, best_response="hybrid", T=3, s=60, eta=None, solver={"time_limit": 2})
+    det = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(0)).report["algorithm"]["details"]
+    assert det["solved_for"] == "eta" and len(det["rounds"]) == 3
+    for r in det["rounds"]:
+        assert {"objective", "local_objective", "cbc_status", "cbc_bound", "cbc_gap", "seconds"} <= set(r)
+        assert r["objective"] >= r["local_objective"]
+        assert r["cbc_status"] in ("optimal", "time-limit", "skipped")
