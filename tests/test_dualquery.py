@@ -183,6 +183,9 @@ def test_missing_cbc_is_one_clear_line(monkeypatch):
            "(its wheel ships CBC) or set best_response: local")
     with pytest.raises(ConfigError, match=re.escape(msg)):
         mip_solver(time_limit=1, gap=0, threads=1, warm_start=False)
+    with pytest.raises(ConfigError, match=re.escape(msg)):  # at config time, before any data is read
+        dq.parse_params({"best_response": "hybrid"})
+    assert dq.parse_params({"best_response": "local"}).best_response == "local"
 
 
 # ------------------------------------------------------------------- query player

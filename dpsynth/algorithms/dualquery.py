@@ -115,7 +115,13 @@ class Params:
 
 
 def parse_params(raw: Mapping) -> Params:
-    return params_from_mapping(Params, raw)
+    params = params_from_mapping(Params, raw)
+    if params.best_response != "local":  # a missing CBC binary fails at config time, before any data
+        from ..solver import mip_solver
+
+        mip_solver(time_limit=params.solver.time_limit, gap=params.solver.gap, threads=params.solver.threads,
+                   warm_start=False)
+    return params
 
 
 def composition(params: Params, privacy) -> DualQueryComposition:
