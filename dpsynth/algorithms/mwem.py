@@ -77,7 +77,7 @@ class Params:
     select_fraction: float = 0.5
     init: Literal["uniform", "noisy"] = "noisy"
     init_fraction: float = 0.2
-    max_factor_cells: int = 1_000_000
+    max_factor_cells: int = 250_000
     bias_cells: bool = False
     marginal_queries: Literal["cuboids", "cells", "none"] = "cuboids"
     output: Literal["final", "average"] = "final"
