@@ -303,7 +303,7 @@ def test_cli_release_nltcs(tmp_path, runner):
 
 @pytest.mark.slow
 def test_cli_release_adult_defaults(tmp_path, runner):
-    """The shipped config end to end (about 15 s)."""
+    """The shipped config end to end (about 10 s)."""
     out = tmp_path / "syn.csv"
     res = runner.invoke(app, ["release", "-c", str(ROOT / "configs" / "adult-mwem.yaml"),
                               "-i", str(ROOT / "sample_data" / "adult.csv"), "-o", str(out), "--seed", "3", "-q"])
