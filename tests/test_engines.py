@@ -368,3 +368,16 @@ def test_cli_engine_spark_same_files_as_numpy(spark, runner, tmp_path):
         assert res.exit_code == 0, res.stderr
         outs[engine] = (out.read_bytes(), Path(f"{out}.report.json").read_bytes())
     assert outs["numpy"] == outs["spark"]
+
+
+def test_stream_parquet_integer_categories_match_numpy(tmp_path):
+    """NLTCS as Parquet: int64 columns declared categorical ([0, 1]) take the Arrow int→text path."""
+    cfg = load_config("configs/nltcs.yaml")
+    df = read_table("sample_data/nltcs.csv")
+    path = tmp_path / "nltcs.parquet"
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), path, row_group_size=5000)
+    ref = _numpy_counts(path, cfg)
+    with StreamCounts(path, cfg.domain) as counts:
+        assert counts.n == ref.n
+        for attrs in [(0,), (15,), (0, 1, 2), (3, 7, 11, 15)]:
+            np.testing.assert_array_equal(counts.marginal(attrs), ref.marginal(attrs))
