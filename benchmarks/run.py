@@ -72,7 +72,8 @@ def _progress(row: dict) -> None:
          f"{row['status']:7s} {secs} {row.get('peak_mb', 0):7.0f} MB  {err}")
 
 
-def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds=None) -> pd.DataFrame:
+def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds=None, params=None,
+             timeout=None) -> pd.DataFrame:
     """Every cell of ``grid`` (optionally restricted), one worker per dataset; the result rows."""
     if algorithms:
         grid = dataclasses.replace(grid, algorithms=tuple(a for a in grid.algorithms if a in algorithms))
@@ -80,6 +81,8 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
         grid = dataclasses.replace(grid, epsilons={"*": tuple(epsilons)})
     if seeds:
         grid = dataclasses.replace(grid, seeds=tuple(seeds))
+    if timeout:
+        grid = dataclasses.replace(grid, timeout=timeout)
     rows: list[dict] = []
     for name in grid.datasets:
         if datasets and name not in datasets:
@@ -88,7 +91,7 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
         if not ds.available:
             _log(f"skipping {name}: {ds.data} not found")
             continue
-        todo = cells(grid, ds, _n_columns(ds))
+        todo = [dataclasses.replace(c, params=_merge(c.params, params or {})) for c in cells(grid, ds, _n_columns(ds))]
         _log(f"{name}: {len(todo)} releases")
         spec = {"dataset": name, "cells": [dataclasses.asdict(c) for c in todo], "timeout": grid.timeout}
 
@@ -100,12 +103,19 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
 
 
-def run_scaling(name: str, *, seeds=None) -> pd.DataFrame:
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def run_scaling(name: str, *, seeds=None, sizes=None) -> pd.DataFrame:
     """Row or column scaling: each size in its own worker (the table is built once per size)."""
     sc = SCALING[name]
     ds = DATASETS[sc["dataset"]]
     rows: list[dict] = []
-    for n in sc["sizes"]:
+    for n in sizes or sc["sizes"]:
         grid = dataclasses.replace(GRIDS["quick"], name=name, algorithms=sc["algorithms"],
                                    epsilons={"*": (1.0,)}, seeds=tuple(seeds or sc["seeds"]),
                                    timeout=sc["timeout"])
@@ -160,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--algorithms", type=lambda s: s.split(","), help="comma-separated subset")
     p.add_argument("--epsilons", type=lambda s: [float(x) for x in s.split(",")], help="override ε values")
     p.add_argument("--seeds", type=lambda s: [int(x) for x in s.split(",")], help="override seeds")
+    p.add_argument("--params", type=json.loads, help='JSON merged into every release\'s params, e.g. \'{"T": 170}\'')
+    p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="override scaling sizes")
+    p.add_argument("--timeout", type=float, help="seconds before a release is killed (default: the grid's)")
     p.add_argument("--out", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
     p.add_argument("--name", help="output file stem (default: the grid or scaling name)")
     p.add_argument("--no-plots", action="store_true")
@@ -171,11 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         stem = args.name or args.from_csv.stem
         args.scaling = args.scaling or (df["scale"].notna().any() and stem)
     elif args.scaling:
-        df = run_scaling(args.scaling, seeds=args.seeds)
+        df = run_scaling(args.scaling, seeds=args.seeds, sizes=args.sizes)
         stem = args.name or args.scaling
     else:
         df = run_grid(GRIDS[args.grid], datasets=args.datasets, algorithms=args.algorithms,
-                      epsilons=args.epsilons, seeds=args.seeds)
+                      epsilons=args.epsilons, seeds=args.seeds, params=args.params, timeout=args.timeout)
         stem = args.name or args.grid
     if not args.from_csv:
         write(df, args.out / f"{stem}.csv")

@@ -291,7 +291,7 @@ def main(spec: dict, emit=None) -> None:
               "marginals_evaluated": len(ev.marginals), "marginals_total": ev.marginals_total}
     if spec.get("baselines", True):
         emit(_row(common, algorithm="uniform", status="baseline", **ev.score_uniform()))
-        if ds.binary:
+        if ds.binary or ds.zeros:
             emit(_row(common, algorithm="zeros", status="baseline", **ev.score_zeros()))
     for fields in spec["cells"]:  # loop over releases
         cell = Cell(**fields)
