@@ -161,8 +161,10 @@ def algorithm_preset(algorithm: str, ds: Dataset, level: str, n_cols: int) -> tu
     """(params, workload, delta) of ``algorithm`` on ``ds`` at preset ``level``."""
     quick = level == "quick"
     if algorithm == "mwem":
-        params = {"iterations": 10 if quick else 30, "mw_passes": 10 if quick else 20}
         workload = {"marginals": {"k": 3, "sample": 300, "seed": 0}} if ds.wide else {"marginals": {"k": 3}}
+        candidates = min(300, math.comb(n_cols, 3)) if ds.wide else math.comb(n_cols, 3)
+        # MWEM selects each query at most once (reselect: false): T ≤ the number of 3-way marginals
+        params = {"iterations": min(10 if quick else 30, candidates), "mw_passes": 10 if quick else 20}
         return params, workload, 0.0
     if algorithm == "dualquery":
         params = {"best_response": "local", "eta": 1.2} if quick else {

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import run
-from benchmarks.grid import DATASETS, GRIDS, Cell, cells
+from benchmarks.grid import DATASETS, GRIDS, Cell, algorithm_preset, cells
 from benchmarks.worker import Evaluator, build_config, load_dataset, marginal_counts, run_release
 from dpsynth import metrics as M
 
@@ -61,6 +61,14 @@ def test_quick_grid_is_declared_with_three_seeds():
         assert "laplace" in grid.algorithms
     adult = cells(GRIDS["quick"], DATASETS["adult"], 15)
     assert {c.algorithm for c in adult} == set(GRIDS["quick"].algorithms)
+
+
+def test_presets_fit_small_schemas():
+    """MWEM never asks for more rounds than there are 3-way marginals; DualQuery never for more conjunctions."""
+    assert algorithm_preset("mwem", DATASETS["pums"], "full", 6)[0]["iterations"] == 20
+    assert algorithm_preset("mwem", DATASETS["adult"], "full", 15)[0]["iterations"] == 30
+    assert algorithm_preset("dualquery", DATASETS["indep"], "quick", 16)[1] == {"conjunctions": {"k": 3}}
+    assert algorithm_preset("dualquery", DATASETS["indep"], "quick", 64)[1]["conjunctions"]["count"] == 10_000
 
 
 def test_evaluator_matches_metrics_and_baselines():
