@@ -381,3 +381,18 @@ def test_stream_parquet_integer_categories_match_numpy(tmp_path):
         assert counts.n == ref.n
         for attrs in [(0,), (15,), (0, 1, 2), (3, 7, 11, 15)]:
             np.testing.assert_array_equal(counts.marginal(attrs), ref.marginal(attrs))
+
+
+@pytest.mark.parametrize("nul_first", [True, False])
+def test_stream_nul_byte_wins_over_bad_utf8_anywhere(small_batches, tmp_path, nul_first):
+    """io.read_table checks NUL bytes (whole input) before UTF-8: so must the stream engine, across blocks."""
+    rows = "\n".join(_good_rows(8000)).encode()
+    bad, nul = b"r\xe9d,1,1,a\n", b"red,1,1,\x00\n"
+    first, second = (nul, bad) if nul_first else (bad, nul)
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"color,size,count,note\n" + first + rows + b"\n" + second)
+    cfg = _tiny_cfg()
+    message = _numpy_error(path, cfg)
+    assert message == f"{path}: the input contains a NUL byte (is it a binary file?)"
+    with pytest.raises(DataError, match=re.escape(message) + "$"):
+        StreamCounts(path, cfg.domain)

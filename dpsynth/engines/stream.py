@@ -115,7 +115,9 @@ class _CheckedStream:
                 self._decoder.decode(chunk, final=final)
             except UnicodeDecodeError as exc:
                 self._utf8_bad = self.offset - pending + exc.start
-                self.error = f"{self.name}: the input is not valid UTF-8 (first bad byte at offset {self._utf8_bad})"
+                if self.error is None:  # a NUL byte seen earlier wins, as in io.read_table
+                    self.error = (f"{self.name}: the input is not valid UTF-8 "
+                                  f"(first bad byte at offset {self._utf8_bad})")
 
     def diagnose(self) -> str | None:
         """After Arrow failed: scan the rest of the input; the numpy engine's message, if any applies."""
