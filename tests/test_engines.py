@@ -396,3 +396,15 @@ def test_stream_nul_byte_wins_over_bad_utf8_anywhere(small_batches, tmp_path, nu
     assert message == f"{path}: the input contains a NUL byte (is it a binary file?)"
     with pytest.raises(DataError, match=re.escape(message) + "$"):
         StreamCounts(path, cfg.domain)
+
+
+def test_stream_progress_reports_bytes_of_the_data_pass(small_batches, tmp_path):
+    path = _csv(tmp_path, _good_rows(3000))
+    seen = []
+    with StreamCounts(path, _tiny_cfg().domain, progress=lambda stage, done, total: seen.append((stage, done, total))):
+        pass
+    size = path.stat().st_size
+    assert {s for s, _, _ in seen} == {"reading input"}
+    assert all(t == size for _, _, t in seen)
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
+    assert seen[-1][1] == size

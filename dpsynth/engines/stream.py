@@ -163,7 +163,7 @@ class _CsvSource:
         return names
 
     def _read(self, use, *, block: int, columns: Sequence[str] | None = None):
-        total = self.path.stat().st_size if self.fmt == "csv" else 0
+        total = self.path.stat().st_size if self.fmt == "csv" and columns else 0  # progress of the data pass only
         stream = _CheckedStream(_open_raw(self.path, self.fmt), self.name, self.progress, total)
         bad_row: list[tuple[int, int, int | None]] = []
 
