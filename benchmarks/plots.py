@@ -75,7 +75,7 @@ def error_plot(df: pd.DataFrame, path: Path, metric: str = "l1_3way") -> Path:
         ax.legend(fontsize=7)
     fig.suptitle("Accuracy vs ε (mean ± 1 sd over seeds)", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
+    fig.savefig(path, dpi=64)  # keeps the committed PNGs small
     plt.close(fig)
     return path
 

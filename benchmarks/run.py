@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .grid import DATASETS, GRIDS, ROOT, SCALING, SCALING_PARAMS, Grid, cells
+from .grid import ALL, DATASETS, GRIDS, ROOT, SCALING, SCALING_PARAMS, Grid, cells
 
 RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = [
@@ -91,7 +91,8 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
         if not ds.available:
             _log(f"skipping {name}: {ds.data} not found")
             continue
-        todo = [dataclasses.replace(c, params=_merge(c.params, params or {})) for c in cells(grid, ds, _n_columns(ds))]
+        todo = [dataclasses.replace(c, params=_merge(c.params, _params_for(params or {}, c.algorithm)))
+                for c in cells(grid, ds, _n_columns(ds))]
         _log(f"{name}: {len(todo)} releases")
         spec = {"dataset": name, "cells": [dataclasses.asdict(c) for c in todo], "timeout": grid.timeout}
 
@@ -101,6 +102,13 @@ def run_grid(grid: Grid, *, datasets=None, algorithms=None, epsilons=None, seeds
 
         run_worker(spec, keep)
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def _params_for(params: dict, algorithm: str) -> dict:
+    """``--params``: either one mapping for every algorithm, or one per algorithm name."""
+    if params and set(params) <= set(ALL):
+        return params.get(algorithm, {})
+    return params
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -170,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--algorithms", type=lambda s: s.split(","), help="comma-separated subset")
     p.add_argument("--epsilons", type=lambda s: [float(x) for x in s.split(",")], help="override ε values")
     p.add_argument("--seeds", type=lambda s: [int(x) for x in s.split(",")], help="override seeds")
-    p.add_argument("--params", type=json.loads, help='JSON merged into every release\'s params, e.g. \'{"T": 170}\'')
+    p.add_argument("--params", type=json.loads, help='JSON merged into every release\'s params, e.g. \'{"T": 170}\', or per algorithm: '
+                   '\'{"dualquery": {"best_response": "local"}}\'')
     p.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], help="override scaling sizes")
     p.add_argument("--timeout", type=float, help="seconds before a release is killed (default: the grid's)")
     p.add_argument("--out", type=Path, default=RESULTS, help="output directory (default benchmarks/results)")
