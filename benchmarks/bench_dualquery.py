@@ -95,7 +95,7 @@ def bench_kdd(args) -> None:
                       ("1-way product (non-private)", _product_answers(queries, codes, cfg.domain))):
         a, m = _errors(true, ans)
         print(f"kdd: {name:<27} avg error {a:.5f}  max {m:.4f}")
-    secs = np.array([r["seconds"] for r in rounds])
+    secs = np.array(res.diagnostics["round_seconds"])
     improved = sum(1 for r in rounds if r.get("cbc_objective") is not None
                    and r["cbc_objective"] > r.get("local_objective", -1))
     statuses = pd.Series([r.get("cbc_status", "none") for r in rounds]).value_counts().to_dict()

@@ -10,7 +10,7 @@ This is the documented Python API behind ``dpsynth release``::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -35,6 +35,7 @@ class ReleaseResult:
     synthetic: pd.DataFrame
     report: dict
     marginals: pd.DataFrame | None
+    diagnostics: dict = field(default_factory=dict)  # not in the report (e.g. run times)
 
 
 def preflight(config: Config) -> None:
@@ -151,7 +152,7 @@ def release_from_counts(
         seeded=seeded,
         marginals_released=len(out.marginals),
     )
-    return ReleaseResult(synthetic=synthetic, report=report, marginals=marginals)
+    return ReleaseResult(synthetic=synthetic, report=report, marginals=marginals, diagnostics=out.diagnostics)
 
 
 def oracle_figures(table: pd.DataFrame, config: Config, *, rng: np.random.Generator) -> dict:

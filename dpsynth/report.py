@@ -48,7 +48,9 @@ def _n_statement(config: Config) -> dict:
             "mode": "public",
             "statement": "n (the number of input rows) is treated as public information, as "
             "declared by the configuration (privacy.n: public); it is used without noise and "
-            "the synthetic row count may equal it",
+            "the synthetic row count may equal it. The guarantee therefore holds between "
+            "datasets that differ by one row and whose size n is known; set privacy.n to "
+            "{epsilon: ...} to protect n as well",
         }
     return {
         "mode": "noisy",

@@ -64,10 +64,12 @@ class AlgorithmOutput:
 
     ``codes`` is an (rows × d) integer array over the domain.  ``details`` must
     contain only public values or functions of mechanism outputs (it goes into
-    the report verbatim).
+    the report verbatim).  ``diagnostics`` holds what must NOT go into the
+    report (run times, for benchmarks); it is returned to library callers only.
     """
 
     codes: np.ndarray
     marginals: Sequence[NoisyMarginal] = ()
     details: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    diagnostics: dict = field(default_factory=dict)

@@ -314,7 +314,9 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "synthesis": f"the T={sol.T} best responses; {ctx.rows} rows drawn from them (post-processing)",
         "rounds": rounds,
     }
-    return AlgorithmOutput(codes=codes, details=details, warnings=warnings)
+    # Wall times stay out of the report (no run times in a release): library callers get them here.
+    diagnostics = {"round_seconds": [r.pop("seconds") for r in rounds]}
+    return AlgorithmOutput(codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
 
 
 def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng):
