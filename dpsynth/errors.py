@@ -12,6 +12,8 @@ exit code   meaning
 64          bad configuration or schema
 65          bad input data
 66          input file missing
+69          a counts engine is unavailable (e.g. PySpark or Java missing)
+70          internal error (a bug; no traceback, see cli.py)
 73          output cannot be created
 ==========  ====================================================
 """
