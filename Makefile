@@ -18,14 +18,14 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	@mkdir -p demo_out
-	$(BIN)/dpsynth release -c configs/adult.yaml -i sample_data/adult.csv -o demo_out/adult_synth.csv \
-	    -r demo_out/adult_synth.report.json --force
+	$(BIN)/dpsynth release -c configs/adult-mwem.yaml -i sample_data/adult.csv -o demo_out/adult_synth.csv \
+	    -r demo_out/adult_synth.report.json --marginals demo_out/adult_noisy_marginals.csv --force
 	@echo "--- report summary (demo_out/adult_synth.report.json)"
 	@$(BIN)/python -c "import json; r=json.load(open('demo_out/adult_synth.report.json')); p=r['privacy']; \
 	print('algorithm', r['algorithm']['name'], '| epsilon spent', p['epsilon_spent'], 'of', p['epsilon_requested'], \
 	'|', p['composition']['theorem'], 'composition |', len(r['ledger']), 'ledger entries |', r['output']['rows'], 'rows')"
 	$(BIN)/dpsynth evaluate -c configs/adult.yaml --real sample_data/adult.csv --synthetic demo_out/adult_synth.csv \
-	    --k 1,2,3 --json demo_out/adult_eval.json --plot demo_out/adult_eval.png --force
+	    --marginals demo_out/adult_noisy_marginals.csv --k 1,2,3 --json demo_out/adult_eval.json --plot demo_out/adult_eval.png --force
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
