@@ -21,7 +21,7 @@ import numpy as np
 
 from .schema import Domain
 
-__all__ = ["Counts", "ArrayCounts"]
+__all__ = ["Counts", "CachedCounts", "ArrayCounts"]
 
 
 class Counts(Protocol):
@@ -40,7 +40,37 @@ class Counts(Protocol):
         ...
 
 
-class ArrayCounts:
+class CachedCounts:
+    """Shared part of the counts engines: argument checks, the cache, ``marginals``.
+
+    A subclass sets ``domain`` and ``_cache`` (a dict) and implements ``n`` and
+    ``_count(attrs, shape)``, the exact contingency table for distinct ``attrs``
+    (at least one attribute), as int64 of ``shape``.
+    """
+
+    domain: Domain
+    _cache: dict
+
+    def marginal(self, attrs: Sequence[int]) -> np.ndarray:
+        """Exact counts over ``attrs`` (in the given order), as int64 of the marginal's shape."""
+        attrs = tuple(int(a) for a in attrs)
+        if len(set(attrs)) != len(attrs):
+            raise ValueError("attributes of a marginal must be distinct")
+        hit = self._cache.get(attrs)
+        if hit is None:
+            shape = self.domain.shape(attrs)
+            hit = np.array(self.n, dtype=np.int64) if not attrs else self._count(attrs, shape)
+            self._cache[attrs] = hit
+        return hit.copy()
+
+    def marginals(self, attr_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        return [self.marginal(a) for a in attr_sets]
+
+    def _count(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        raise TypeError(f"{type(self).__name__} must implement _count")
+
+
+class ArrayCounts(CachedCounts):
     """Counts over an in-memory (n × d) array of integer codes (the ``numpy`` engine)."""
 
     def __init__(self, codes: np.ndarray, domain: Domain):
@@ -56,28 +86,12 @@ class ArrayCounts:
     def n(self) -> int:
         return int(self._codes.shape[0])
 
-    def marginal(self, attrs: Sequence[int]) -> np.ndarray:
-        """Exact counts over ``attrs`` (in the given order), as int64 of the marginal's shape."""
-        attrs = tuple(int(a) for a in attrs)
-        if len(set(attrs)) != len(attrs):
-            raise ValueError("attributes of a marginal must be distinct")
-        hit = self._cache.get(attrs)
-        if hit is not None:
-            return hit.copy()
-        shape = self.domain.shape(attrs)
-        if not attrs:
-            out = np.array(self.n, dtype=np.int64)
-        else:
-            flat = np.zeros(self.n, dtype=np.int64)
-            for a, size in zip(attrs, shape):  # loop over the (few) attributes, vectorized over rows
-                flat *= size
-                flat += self._codes[:, a]
-            out = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
-        self._cache[attrs] = out
-        return out.copy()
-
-    def marginals(self, attr_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        return [self.marginal(a) for a in attr_sets]
+    def _count(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        flat = np.zeros(self.n, dtype=np.int64)
+        for a, size in zip(attrs, shape):  # loop over the (few) attributes, vectorized over rows
+            flat *= size
+            flat += self._codes[:, a]
+        return np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
 
     def conjunction_counts(self, attrs: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Rows satisfying each conjunction: row q counts rows with code ``values[q, j]`` in column

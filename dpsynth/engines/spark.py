@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..discretize import _encode_column
+from ..counts import CachedCounts
 from ..errors import DataError, DpsynthError, InputMissingError
 from ..io import table_format
 from ..schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
@@ -188,7 +189,7 @@ def _message(spec: ColumnSpec, rule: str, unknown: str) -> str:
 
 
 # ----------------------------------------------------------------------- engine
-class SparkCounts:
+class SparkCounts(CachedCounts):
     """Counts of a CSV/Parquet table computed by Spark (see the module docstring)."""
 
     def __init__(
@@ -209,7 +210,7 @@ class SparkCounts:
             raise InputMissingError(f"input file not found: {path}")
         self._spark, self._own = (spark, False) if spark is not None else _session(master)
         try:
-            self._count(str(path), fmt, unknown, max_distinct)
+            self._scan(str(path), fmt, unknown, max_distinct)
         finally:
             if self._codes_df is None:
                 self.close()
@@ -224,7 +225,7 @@ class SparkCounts:
         return (self._spark.read.option("header", "true").option("mode", "FAILFAST").option("encoding", "UTF-8")
                 .schema(schema).csv(path))
 
-    def _count(self, path: str, fmt: str, unknown: str, max_distinct: int) -> None:
+    def _scan(self, path: str, fmt: str, unknown: str, max_distinct: int) -> None:
         from pyspark.sql import functions as F
 
         try:
@@ -302,35 +303,19 @@ class SparkCounts:
     def n(self) -> int:
         return self._n
 
-    def marginal(self, attrs: Sequence[int]) -> np.ndarray:
-        """Exact counts over ``attrs`` (in the given order), int64 of the marginal's shape."""
-        attrs = tuple(int(a) for a in attrs)
-        if len(set(attrs)) != len(attrs):
-            raise ValueError("attributes of a marginal must be distinct")
-        hit = self._cache.get(attrs)
-        if hit is not None:
-            return hit.copy()
-        shape = self.domain.shape(attrs)
-        if not attrs:
-            out = np.array(self.n, dtype=np.int64)
-        elif self._rows is not None:
-            flat = np.ravel_multi_index(tuple(self._rows[:, a] for a in attrs), shape)
-            # float64 weights are exact integers below 2**53 rows
-            out = np.rint(np.bincount(flat, weights=self._weights, minlength=int(np.prod(shape))))
-            out = out.astype(np.int64).reshape(shape)
-        else:
-            out = self._group_by(attrs, shape)
-        self._cache[attrs] = out
-        return out.copy()
+    def _count(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        if self._rows is None:
+            return self._group_by(attrs, shape)
+        flat = np.ravel_multi_index(tuple(self._rows[:, a] for a in attrs), shape)
+        # float64 weights are exact integers below 2**53 rows
+        out = np.rint(np.bincount(flat, weights=self._weights, minlength=int(np.prod(shape))))
+        return out.astype(np.int64).reshape(shape)
 
     def _group_by(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
         pdf = _collect(self._codes_df.groupBy(*[f"c{a}" for a in attrs]).count())
         out = np.zeros(shape, dtype=np.int64)
         out[tuple(pdf[f"c{a}"].astype(np.int64) for a in attrs)] = pdf["count"].astype(np.int64)
         return out
-
-    def marginals(self, attr_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        return [self.marginal(a) for a in attr_sets]
 
     def close(self) -> None:
         if self._codes_df is not None:

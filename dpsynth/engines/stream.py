@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from ..algorithms.base import Progress, no_progress
 from ..discretize import _encode_column, check_columns, encode_numbers
+from ..counts import CachedCounts
 from ..errors import DataError, InputMissingError
 from ..io import table_format
 from ..schema import CategoricalColumn, ColumnSpec, Domain
@@ -351,7 +352,7 @@ class _Spill:
 
 
 # --------------------------------------------------------------------------- engine
-class StreamCounts:
+class StreamCounts(CachedCounts):
     """Counts of a CSV/Parquet table read in record batches, with codes spilled to disk.
 
     Use as a context manager (or call :meth:`close`) to release the spill files.
@@ -399,32 +400,16 @@ class StreamCounts:
     def n(self) -> int:
         return int(self._spill.rows)
 
-    def marginal(self, attrs: Sequence[int]) -> np.ndarray:
-        """Exact counts over ``attrs`` (in the given order), int64 of the marginal's shape."""
-        attrs = tuple(int(a) for a in attrs)
-        if len(set(attrs)) != len(attrs):
-            raise ValueError("attributes of a marginal must be distinct")
-        hit = self._cache.get(attrs)
-        if hit is not None:
-            return hit.copy()
-        shape = self.domain.shape(attrs)
-        if not attrs:
-            out = np.array(self.n, dtype=np.int64)
-        else:
-            cells = int(np.prod(shape))
-            out = np.zeros(cells, dtype=np.int64)
-            for start, count in self._chunks():  # loop over row chunks; each is vectorized
-                flat = np.zeros(count, dtype=np.int64)
-                for a, size in zip(attrs, shape):
-                    flat *= size
-                    flat += self._spill.read(a, start, count)
-                out += np.bincount(flat, minlength=cells)
-            out = out.reshape(shape)
-        self._cache[attrs] = out
-        return out.copy()
-
-    def marginals(self, attr_sets: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        return [self.marginal(a) for a in attr_sets]
+    def _count(self, attrs: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+        cells = int(np.prod(shape))
+        out = np.zeros(cells, dtype=np.int64)
+        for start, count in self._chunks():  # loop over row chunks; each is vectorized
+            flat = np.zeros(count, dtype=np.int64)
+            for a, size in zip(attrs, shape):
+                flat *= size
+                flat += self._spill.read(a, start, count)
+            out += np.bincount(flat, minlength=cells)
+        return out.reshape(shape)
 
     def _chunks(self) -> Iterator[tuple[int, int]]:
         for start in range(0, self.n, CHUNK_ROWS):
