@@ -2,9 +2,9 @@
 
 __version__ = "0.1.0"
 
-from .accountant import BudgetError, Ledger  # noqa: E402
-from .config import Config, load_config, parse_config  # noqa: E402
-from .errors import (  # noqa: E402
+from .accountant import BudgetError, Ledger
+from .config import Config, load_config, parse_config
+from .errors import (
     ConfigError,
     DataError,
     DpsynthError,
@@ -12,24 +12,24 @@ from .errors import (  # noqa: E402
     OutputError,
     UsageError,
 )
-from .pipeline import ReleaseResult, release, release_from_counts  # noqa: E402
-from .schema import Domain  # noqa: E402
+from .pipeline import ReleaseResult, release, release_from_counts
+from .schema import Domain
 
 __all__ = [
-    "__version__",
-    "release",
-    "release_from_counts",
-    "ReleaseResult",
-    "load_config",
-    "parse_config",
-    "Config",
-    "Domain",
-    "Ledger",
     "BudgetError",
+    "Config",
     "ConfigError",
     "DataError",
+    "Domain",
     "DpsynthError",
     "InputMissingError",
+    "Ledger",
     "OutputError",
+    "ReleaseResult",
     "UsageError",
+    "__version__",
+    "load_config",
+    "parse_config",
+    "release",
+    "release_from_counts",
 ]

@@ -15,20 +15,21 @@ does not exceed the whole.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from .errors import BudgetError
 
 __all__ = [
+    "BasicComposition",
     "Charge",
     "Composition",
-    "BasicComposition",
-    "ZCDPComposition",
     "Ledger",
-    "split_budget",
+    "ZCDPComposition",
     "exact_sum",
+    "split_budget",
     "zcdp_to_approx_dp",
 ]
 

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -83,7 +83,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[
-        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+        bool | None, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = None,
 ) -> None:
     """Differentially private synthetic data with an auditable privacy-budget report."""
@@ -123,15 +123,15 @@ def release(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm).")],
     input: Annotated[str, typer.Option("--input", "-i", help="Input table: .csv, .csv.gz, .parquet, or - for CSV on stdin.")],
     output: Annotated[str, typer.Option("--output", "-o", help="Synthetic rows: .csv, .csv.gz, .parquet, or - for CSV on stdout.")],
-    report: Annotated[Optional[str], typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
-    marginals: Annotated[Optional[str], typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
+    report: Annotated[str | None, typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
+    marginals: Annotated[str | None, typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
-    max_cells: Annotated[Optional[int], typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
+    max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
     non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
-    spark_master: Annotated[Optional[str], typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
 ) -> None:
     """Release differentially private synthetic rows and a privacy-budget report."""
     from .config import load_config
@@ -254,15 +254,15 @@ def evaluate(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration whose schema discretizes both tables.")],
     real: Annotated[str, typer.Option("--real", help="The REAL table (.csv, .csv.gz, .parquet).")],
     synthetic: Annotated[str, typer.Option("--synthetic", help="The synthetic table to evaluate.")],
-    marginals: Annotated[Optional[str], typer.Option("--marginals", help="Released noisy marginals (release --marginals) to score too.")] = None,
+    marginals: Annotated[str | None, typer.Option("--marginals", help="Released noisy marginals (release --marginals) to score too.")] = None,
     k: Annotated[str, typer.Option("--k", help="Marginal orders to evaluate, comma-separated.")] = "1,2,3",
-    sample_marginals: Annotated[Optional[int], typer.Option("--sample-marginals", help="Evaluate this many random k-way marginals per k instead of all.")] = None,
+    sample_marginals: Annotated[int | None, typer.Option("--sample-marginals", help="Evaluate this many random k-way marginals per k instead of all.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampled marginals, range queries and CV folds (no privacy role).")] = 0,
-    json_out: Annotated[Optional[str], typer.Option("--json", help="Write the full result as JSON (- for stdout).")] = None,
-    plot: Annotated[Optional[str], typer.Option("--plot", help="Write a PNG of per-marginal errors and baselines.")] = None,
-    sanity_bound: Annotated[Optional[float], typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
+    json_out: Annotated[str | None, typer.Option("--json", help="Write the full result as JSON (- for stdout).")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Write a PNG of per-marginal errors and baselines.")] = None,
+    sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
     ranges: Annotated[int, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none).")] = 1000,
-    target: Annotated[Optional[str], typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or timings on stderr.")] = False,
 ) -> None:

@@ -12,9 +12,10 @@ import itertools
 import math
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml
@@ -24,13 +25,13 @@ from .privacy import Neighbouring
 from .schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
 
 __all__ = [
-    "Config",
-    "PrivacyConfig",
-    "OutputConfig",
-    "load_config",
-    "parse_config",
-    "params_from_mapping",
     "DEFAULT_MAX_CELLS",
+    "Config",
+    "OutputConfig",
+    "PrivacyConfig",
+    "load_config",
+    "params_from_mapping",
+    "parse_config",
 ]
 
 DEFAULT_MAX_CELLS = 10_000_000
@@ -197,7 +198,7 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
             if not isinstance(edges, list) or len(edges) < 2:
                 raise ConfigError(f"{path}.edges: expected a list of at least 2 numbers")
             edges = [_number(e, f"{path}.edges[{i}]") for i, e in enumerate(edges)]
-            if any(b <= a for a, b in zip(edges, edges[1:])):
+            if any(b <= a for a, b in itertools.pairwise(edges)):
                 raise ConfigError(f"{path}.edges: must be strictly increasing")
         else:
             for key in ("lower", "upper", "bins"):
@@ -318,7 +319,7 @@ def _output(raw: Any) -> OutputConfig:
 
 def parse_config(raw: Any) -> Config:
     """Validate a parsed YAML document and build a :class:`Config`."""
-    from .algorithms import get_algorithm, algorithm_names
+    from .algorithms import algorithm_names, get_algorithm
 
     raw = _mapping(raw, "config")
     _no_extra(raw, _TOP_KEYS, "")

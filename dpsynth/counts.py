@@ -15,13 +15,14 @@ this narrow lets other engines (streaming, Spark) plug in unchanged.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from .schema import Domain
 
-__all__ = ["Counts", "CachedCounts", "ArrayCounts"]
+__all__ = ["ArrayCounts", "CachedCounts", "Counts"]
 
 
 class Counts(Protocol):

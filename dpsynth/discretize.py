@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataError
-from .schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from .schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
 
-__all__ = ["encode", "decode", "check_columns"]
+__all__ = ["check_columns", "decode", "encode"]
 
 
 def check_columns(columns, domain: Domain) -> list[str]:

@@ -21,13 +21,13 @@ exit code   meaning
 from __future__ import annotations
 
 __all__ = [
-    "DpsynthError",
-    "UsageError",
     "BudgetError",
     "ConfigError",
     "DataError",
+    "DpsynthError",
     "InputMissingError",
     "OutputError",
+    "UsageError",
 ]
 
 

@@ -15,14 +15,15 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Self
 
 import pandas as pd
 
 from .errors import DataError, InputMissingError, OutputError, UsageError
 
-__all__ = ["read_table", "table_format", "OutputSet", "check_output_path"]
+__all__ = ["OutputSet", "check_output_path", "read_table", "table_format"]
 
 _FORMATS = {".csv": "csv", ".gz": "csv.gz", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -243,7 +244,7 @@ class OutputSet:
         except FileNotFoundError:
             pass
 
-    def __enter__(self) -> "OutputSet":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -10,8 +10,8 @@ This is the documented Python API behind ``dpsynth release``::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,7 @@ from .mechanisms import geometric_mechanism
 from .privacy import Neighbouring
 from .report import build_report
 
-__all__ = ["ReleaseResult", "release", "release_from_counts", "release_from_source", "preflight", "marginals_table"]
+__all__ = ["ReleaseResult", "marginals_table", "preflight", "release", "release_from_counts", "release_from_source"]
 
 
 @dataclass
@@ -128,7 +128,7 @@ def release_from_counts(
     composition = alg.composition(config.params, config.privacy) if hasattr(alg, "composition") else BasicComposition()
     ledger = Ledger(config.privacy.epsilon, config.privacy.delta, composition)
     n = _row_count(counts, config, ledger, rng)
-    rows = config.output.rows if config.output.rows is not None else max(1, int(round(n)))
+    rows = config.output.rows if config.output.rows is not None else max(1, round(n))
     ctx = AlgorithmContext(
         domain=config.domain,
         counts=counts,

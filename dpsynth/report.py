@@ -16,7 +16,7 @@ from . import __version__
 from .accountant import Ledger
 from .config import Config
 
-__all__ = ["build_report", "report_schema", "validate_report", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "build_report", "report_schema", "validate_report"]
 
 SCHEMA_VERSION = 1
 _MAX_LISTED_VALUES = 200

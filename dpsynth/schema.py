@@ -9,18 +9,18 @@ binary-attribute view, the decoding tables) is public and may appear in a report
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence, Union
 
 import numpy as np
 
 __all__ = [
-    "NumericColumn",
-    "IntegerColumn",
+    "OTHER_LABEL",
     "CategoricalColumn",
     "ColumnSpec",
     "Domain",
-    "OTHER_LABEL",
+    "IntegerColumn",
+    "NumericColumn",
 ]
 
 OTHER_LABEL = "__other__"
@@ -115,7 +115,7 @@ class CategoricalColumn:
         return False
 
 
-ColumnSpec = Union[NumericColumn, IntegerColumn, CategoricalColumn]
+ColumnSpec = NumericColumn | IntegerColumn | CategoricalColumn
 
 
 def _fmt(x: float) -> str:
@@ -191,7 +191,6 @@ class Domain:
     def from_bits(self, bits: np.ndarray) -> np.ndarray:
         """Rows of one-hot bits → rows of codes; raises if a row is not exactly one-hot."""
         bits = np.asarray(bits)
-        attr, _ = self.bit_owner()
         per_attr = np.add.reduceat(bits.astype(np.int64), np.asarray(self.offsets), axis=1)
         if not np.all(per_attr == 1):
             raise ValueError("bit rows must have exactly one bit set per attribute")

@@ -19,7 +19,7 @@ from types import ModuleType
 
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 
-__all__ = ["get_algorithm", "algorithm_names", "AlgorithmContext", "AlgorithmOutput", "NoisyMarginal"]
+__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "algorithm_names", "get_algorithm"]
 
 _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",

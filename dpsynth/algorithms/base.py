@@ -7,8 +7,9 @@ the private :class:`~dpsynth.counts.Counts` (the only access to the data).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..counts import Counts
 from ..privacy import Neighbouring
 from ..schema import Domain
 
-__all__ = ["AlgorithmContext", "NoisyMarginal", "AlgorithmOutput", "Progress", "no_progress"]
+__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "Progress", "no_progress"]
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called by long loops; the CLI draws a bar from it."""

@@ -24,8 +24,9 @@ kept for callers that want the simpler model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from ..config import params_from_mapping
 from ..mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 
-__all__ = ["Params", "parse_params", "run", "measure_marginals", "independent_sample"]
+__all__ = ["Params", "independent_sample", "measure_marginals", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,19 +30,19 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 import pandas as pd
 
-from ..discretize import _encode_column
 from ..counts import CachedCounts
+from ..discretize import _encode_column
 from ..errors import DataError, DpsynthError, InputMissingError
 from ..io import table_format
 from ..schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
 
-__all__ = ["SparkCounts", "EngineError", "spark_available"]
+__all__ = ["EngineError", "SparkCounts", "spark_available"]
 
 MAX_DISTINCT = 2_000_000
 
@@ -89,7 +89,7 @@ def _session(master: str | None):
             .getOrCreate()
         )
         session.sparkContext.setLogLevel("ERROR")
-    except Exception as exc:  # Java gateway or cluster failures: one line, no traceback
+    except Exception as exc:  # noqa: BLE001 - Java gateway or cluster failures: one line, no traceback
         raise EngineError(f"could not start Spark ({type(exc).__name__}); check Java and --spark-master") from None
     return session, True
 
@@ -246,7 +246,7 @@ class SparkCounts(CachedCounts):
                 self._codes_df = coded
         except DpsynthError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any Spark failure becomes one line
             raise DataError(f"{path}: Spark could not read the input ({type(exc).__name__}; malformed CSV or Parquet?)"
                             ) from None
         word = [int(np.bitwise_or.reduce(got[b].astype(np.int64))) if len(got[b]) else 0 for b in names]
@@ -325,7 +325,7 @@ class SparkCounts(CachedCounts):
             self._spark.stop()
         self._spark = None
 
-    def __enter__(self) -> SparkCounts:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

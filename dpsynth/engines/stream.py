@@ -31,8 +31,9 @@ from __future__ import annotations
 import codecs
 import os
 import tempfile
-from pathlib import Path
 from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Self
 
 import numpy as np
 import pyarrow as pa
@@ -41,8 +42,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from ..algorithms.base import Progress, no_progress
-from ..discretize import _encode_column, check_columns, encode_numbers
 from ..counts import CachedCounts
+from ..discretize import _encode_column, check_columns, encode_numbers
 from ..errors import DataError, InputMissingError
 from ..io import table_format
 from ..schema import CategoricalColumn, ColumnSpec, Domain
@@ -329,7 +330,7 @@ class _Spill:
 
     def __init__(self, domain: Domain, directory: str | None):
         self.dtypes = [np.dtype(np.min_scalar_type(max(s - 1, 0))) for s in domain.sizes]
-        self.files = [tempfile.TemporaryFile(dir=directory, prefix="dpsynth-codes-") for _ in domain.sizes]
+        self.files = [tempfile.TemporaryFile(dir=directory, prefix="dpsynth-codes-") for _ in domain.sizes]  # noqa: SIM115 - owned and closed by _Spill
         self.rows = 0
 
     def append(self, codes: list[np.ndarray]) -> None:
@@ -418,7 +419,7 @@ class StreamCounts(CachedCounts):
     def close(self) -> None:
         self._spill.close()
 
-    def __enter__(self) -> StreamCounts:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
