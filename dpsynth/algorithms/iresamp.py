@@ -116,10 +116,6 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import synthesize
+    from ..synthesis import release_marginals
 
-    marginals, details, warnings = measure(ctx, params, rng=rng)
-    codes, details["synthesis"], synth_warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
-    )
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)
+    return release_marginals(ctx, params, measure, rng=rng)
