@@ -28,13 +28,13 @@ import numpy as np
 import pandas as pd
 
 import dpsynth
-from dpsynth.algorithms import dualquery as dq
+from dpsynth.algorithms.dualquery import core as dq
 from dpsynth.config import parse_config
-from dpsynth.conjunctions import Clauses, conjunction_counts, conjunction_workload, random_conjunctions
-from dpsynth.counts import ArrayCounts
-from dpsynth.discretize import encode
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.discretize import encode
+from dpsynth.data.schema import CategoricalColumn, Domain
 from dpsynth.pipeline import release_from_counts
-from dpsynth.schema import CategoricalColumn, Domain
+from dpsynth.workload.conjunctions import Clauses, conjunction_counts, conjunction_workload, random_conjunctions
 
 ROOT = Path(__file__).resolve().parent.parent
 KDD = ROOT.parent / "shared" / "data" / "kddcup99" / "kddcup99_10pct.csv.gz"

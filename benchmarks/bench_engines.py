@@ -13,7 +13,7 @@ the JVM is another process and is NOT included).  Run with ``nice``::
 
 ``throughput``: (a) the stream engine's pass (parse + discretize + spill) in
 rows/s for CSV and Parquet; (b) all 105 two-way Adult marginals answered from
-the spilled codes vs the same marginals by :class:`dpsynth.counts.ArrayCounts`
+the spilled codes vs the same marginals by :class:`dpsynth.data.counts.ArrayCounts`
 (plain in-memory numpy bincount) over the same codes held in memory.
 ``memory``: peak RSS of a whole release (``release_from_source``, stream
 engine, output rows = ``--out-rows``, default the config's ``n``), nothing written.
@@ -51,7 +51,7 @@ def _child(target, *args):
 # ----------------------------------------------------------------------- children
 def _stream_pass(path: str) -> dict:
     from dpsynth.config import load_config
-    from dpsynth.engines.stream import StreamCounts
+    from dpsynth.data.engines.stream import StreamCounts
 
     cfg = load_config(ROOT / "configs/adult.yaml")
     t0 = time.perf_counter()
@@ -69,8 +69,8 @@ def _in_memory(path: str) -> dict:
     import numpy as np
 
     from dpsynth.config import load_config
-    from dpsynth.counts import ArrayCounts
-    from dpsynth.engines.stream import StreamCounts
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.engines.stream import StreamCounts
 
     cfg = load_config(ROOT / "configs/adult.yaml")
     d = len(cfg.domain)
@@ -87,7 +87,7 @@ def _in_memory(path: str) -> dict:
 
 def _numpy_engine(path: str) -> dict:
     from dpsynth.config import load_config
-    from dpsynth.engines import open_counts
+    from dpsynth.data.engines import open_counts
 
     cfg = load_config(ROOT / "configs/adult.yaml")
     t0 = time.perf_counter()

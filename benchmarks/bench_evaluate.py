@@ -1,4 +1,4 @@
-"""Evaluate benchmark: runtime of ``dpsynth.evaluate`` on all 3-way marginals of Adult, and the demo figures.
+"""Evaluate benchmark: runtime of ``dpsynth.nonprivate.evaluate`` on all 3-way marginals of Adult, and the demo figures.
 
 Run (nice, it is CPU-bound)::
 
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.config import load_config
-from dpsynth.evaluate import METHODS, EvalOptions, evaluate
-from dpsynth.io import read_table
+from dpsynth.data.io import read_table
+from dpsynth.nonprivate.evaluate import METHODS, EvalOptions, evaluate
 from dpsynth.pipeline import release
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,18 +26,19 @@ from pathlib import Path
 
 import numpy as np
 
-from dpsynth.accountant import Ledger
 from dpsynth.algorithms import AlgorithmContext, ireduct, iresamp, twophase
 from dpsynth.algorithms.laplace import measure_marginals
 from dpsynth.config import load_config
-from dpsynth.counts import ArrayCounts
-from dpsynth.discretize import encode
-from dpsynth.io import read_table
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.discretize import encode
+from dpsynth.data.io import read_table
+from dpsynth.models.synthesis import synthesize
+from dpsynth.nonprivate import oracle
 from dpsynth.privacy import Neighbouring
-from dpsynth.synthesis import synthesize
+from dpsynth.privacy.accountant import Ledger
 
 try:
-    from dpsynth.metrics import overall_relative_error
+    from dpsynth.nonprivate.metrics import overall_relative_error
 except ImportError:  # pragma: no cover - metrics.py is another issue's module
     def overall_relative_error(noisy, true, sanity_bound):
         return float(np.mean([np.mean(np.abs(np.asarray(y) - q) / np.maximum(q, sanity_bound))
@@ -92,7 +93,7 @@ def run_method(method: str, cfg, counts, workload, epsilon: float, k: int, rng) 
     ctx = context(cfg, counts, workload, epsilon)
     delta = 1e-4 * counts.n
     if method == "oracle":  # NOT private: true counts set the scales
-        values, _ = twophase.oracle_marginals(ctx.counts.marginals(workload), sensitivity=1.0, epsilon=epsilon,
+        values, _ = oracle.oracle_marginals(ctx.counts.marginals(workload), sensitivity=1.0, epsilon=epsilon,
                                               sanity_bound=delta, rng=rng)
         return values
     if method == "dwork":
@@ -153,7 +154,7 @@ def speed(cfg, counts, epsilons) -> None:
 
 def _tv(approx, true) -> float:
     """Mean total variation distance over marginals (approximate counts clipped at 0)."""
-    from dpsynth.metrics import total_variation
+    from dpsynth.nonprivate.metrics import total_variation
 
     return float(np.mean([total_variation(t, np.clip(a, 0, None)) for a, t in zip(approx, true)]))
 

@@ -9,8 +9,8 @@ Run (nice, it is CPU-bound)::
 
 Error metric (Adult, NLTCS): the average over all 3-way marginals of the L1
 distance between the true marginal distribution and that of the synthetic rows
-(:func:`dpsynth.metrics.l1_distance`; 0 = identical, 2 = disjoint).  Figure 3
-uses RE(B‖A) (:func:`dpsynth.metrics.relative_entropy`) of the full table
+(:func:`dpsynth.nonprivate.metrics.l1_distance`; 0 = identical, 2 = disjoint).  Figure 3
+uses RE(B‖A) (:func:`dpsynth.nonprivate.metrics.relative_entropy`) of the full table
 against MWEM's output distribution (the model, not sampled rows, as in the paper).
 
 Time and memory of a release are measured in a fresh child process (spawn):
@@ -59,8 +59,8 @@ def _read(cfg, path: Path) -> pd.DataFrame:
 
 def avg_l1(domain, true_codes, syn_codes, marginals) -> float:
     """Mean over ``marginals`` of the L1 distance between true and synthetic marginal distributions."""
-    from dpsynth.counts import ArrayCounts
-    from dpsynth.metrics import l1_distance
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.nonprivate.metrics import l1_distance
 
     t, s = ArrayCounts(true_codes, domain), ArrayCounts(syn_codes, domain)
     return float(np.mean([l1_distance(t.marginal(m), s.marginal(m)) for m in marginals]))
@@ -68,7 +68,7 @@ def avg_l1(domain, true_codes, syn_codes, marginals) -> float:
 
 def _child(conn, name, csv, algorithm, epsilon, params, seed):
     import dpsynth
-    from dpsynth.discretize import encode
+    from dpsynth.data.discretize import encode
 
     cfg = _config(name, algorithm, epsilon, params)
     table = _read(cfg, csv)
@@ -120,11 +120,11 @@ def bench_nltcs(runs: int) -> None:
 
 
 def _small_ctx(codes, names, epsilon, k=3):
-    from dpsynth.accountant import Ledger
     from dpsynth.algorithms.base import AlgorithmContext
-    from dpsynth.counts import ArrayCounts
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.schema import CategoricalColumn, Domain
     from dpsynth.privacy import Neighbouring
-    from dpsynth.schema import CategoricalColumn, Domain
+    from dpsynth.privacy.accountant import Ledger
 
     domain = Domain(tuple(CategoricalColumn(n, (0, 1)) for n in names))
     counts = ArrayCounts(codes, domain)
@@ -145,7 +145,7 @@ FIG3_VARIANTS = {
 
 def bench_fig3(runs: int) -> None:
     from dpsynth.algorithms import mwem
-    from dpsynth.metrics import relative_entropy
+    from dpsynth.nonprivate.metrics import relative_entropy
 
     print("Figure 3: RE(B||A) of MWEM's distribution vs the true table, all 3-way cuboids, T = 10,")
     print(f"mean ± sd over {runs} runs (seeds 0..{runs - 1})")
@@ -197,7 +197,7 @@ SWEEP = [
 def bench_sweep(runs: int, which: str) -> None:
     """Avg 3-way L1 of synthetic rows for parameter variants (seeds 0..runs-1), in-process."""
     import dpsynth
-    from dpsynth.discretize import encode
+    from dpsynth.data.discretize import encode
 
     for name in which.split(","):
         csv = ROOT / "sample_data" / f"{name}.csv"

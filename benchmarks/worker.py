@@ -19,7 +19,7 @@ those it touches: ``base_mb`` is the child's resident size just before the
 release starts, so ``peak_mb − base_mb`` is roughly what the release added.
 
 Accuracy is computed in the worker after the child exits, on the schema's
-discretization (the config's bins), with :mod:`dpsynth.metrics`, over the
+discretization (the config's bins), with :mod:`dpsynth.nonprivate.metrics`, over the
 3-way marginals (all of them, or a fixed public sample on wide data):
 
 * ``l1_3way``: mean over marginals of the L1 distance Σ|p − q| between the true
@@ -86,7 +86,7 @@ def load_dataset(name: str, rows: int | None = None, columns: int | None = None)
     import yaml
 
     from dpsynth.config import parse_config
-    from dpsynth.io import read_table
+    from dpsynth.data.io import read_table
 
     ds = DATASETS[name]
     if ds.synthetic:
@@ -137,7 +137,7 @@ class Evaluator:
     """3-way marginal metrics against one true table (module docstring)."""
 
     def __init__(self, codes: np.ndarray, sizes, *, sample: int | None = None, seed: int = 0):
-        from dpsynth import metrics as M
+        from dpsynth.nonprivate import metrics as M
 
         self.M = M
         self.sizes = tuple(int(s) for s in sizes)
@@ -212,7 +212,7 @@ def _child(table, cfg, cell: Cell, out: Path) -> None:
     try:
         os.setpgid(0, 0)  # own process group: a timeout kills CBC too
         import dpsynth
-        from dpsynth.discretize import encode
+        from dpsynth.data.discretize import encode
 
         base = _rss_mb()
         t0 = time.perf_counter()
@@ -282,7 +282,7 @@ def main(spec: dict, emit=None) -> None:
     name, rows = spec["dataset"], spec.get("rows")
     ds = DATASETS[name]
     raw, table, cfg0 = load_dataset(name, rows, spec.get("columns"))
-    from dpsynth.discretize import encode
+    from dpsynth.data.discretize import encode
 
     true_codes = encode(table, cfg0.domain, unknown=cfg0.unknown)
     scoring = spec.get("score", True) or spec.get("baselines", True)

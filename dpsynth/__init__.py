@@ -1,10 +1,9 @@
 """dpsynth: differentially private synthetic data with an auditable privacy-budget report."""
 
-__version__ = "0.1.0"
-
-from .accountant import BudgetError, Ledger
-from .config import Config, load_config, parse_config
-from .errors import (
+from dpsynth._version import __version__
+from dpsynth.config import Config, load_config, parse_config
+from dpsynth.data.schema import Domain
+from dpsynth.errors import (
     ConfigError,
     DataError,
     DpsynthError,
@@ -12,8 +11,8 @@ from .errors import (
     OutputError,
     UsageError,
 )
-from .pipeline import ReleaseResult, release, release_from_counts
-from .schema import Domain
+from dpsynth.pipeline import ReleaseResult, release, release_from_counts
+from dpsynth.privacy.accountant import BudgetError, Ledger
 
 __all__ = [
     "BudgetError",

@@ -1,3 +1,3 @@
-from .cli import main
+from dpsynth.cli import main
 
 main()

@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import __version__
-from .errors import DpsynthError, UsageError
+from dpsynth._version import __version__
+from dpsynth.errors import DpsynthError, UsageError
 
 app = typer.Typer(
     name="dpsynth",
@@ -134,10 +134,10 @@ def release(
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
 ) -> None:
     """Release differentially private synthetic rows and a privacy-budget report."""
-    from .config import load_config
-    from .io import OutputSet, check_output_path, read_table, table_format
-    from .pipeline import preflight
-    from .pipeline import release as run_release
+    from dpsynth.config import load_config
+    from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
+    from dpsynth.pipeline import preflight
+    from dpsynth.pipeline import release as run_release
 
     t0 = time.perf_counter()
     console = _stderr(quiet)
@@ -173,7 +173,7 @@ def release(
     t_read = time.perf_counter()
     with _Bar(console, enabled=not quiet and console.is_terminal) as bar:
         if table is None:  # the stream and spark engines read the file themselves
-            from .pipeline import release_from_source
+            from dpsynth.pipeline import release_from_source
 
             result = release_from_source(
                 input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
@@ -201,8 +201,8 @@ def _oracle(cfg, input: str, seed: int | None) -> None:
     """--non-private-oracle: evaluation figures on stdout, a warning on stderr, no file written."""
     import json
 
-    from .io import read_table
-    from .pipeline import oracle_figures
+    from dpsynth.data.io import read_table
+    from dpsynth.pipeline import oracle_figures
 
     sys.stderr.write(
         "dpsynth: WARNING: --non-private-oracle is NOT differentially private: the true counts choose the\n"
@@ -214,7 +214,7 @@ def _oracle(cfg, input: str, seed: int | None) -> None:
 
 
 def _check_engine(engine: str, input: str, spark_master: str | None) -> None:
-    from .engines import ENGINES
+    from dpsynth.data.engines import ENGINES
 
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine}'")
@@ -267,11 +267,11 @@ def evaluate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or timings on stderr.")] = False,
 ) -> None:
     """Compare synthetic data with the REAL table. NOT PRIVATE: reads the real data; never publish its output."""
-    from .config import load_config
-    from .evaluate import NOT_PRIVATE, EvalOptions, summary_tables
-    from .evaluate import evaluate as run_evaluate
-    from .io import OutputSet, check_output_path, read_table, table_format
-    from .plot import evaluation_png
+    from dpsynth.config import load_config
+    from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
+    from dpsynth.nonprivate.evaluate import NOT_PRIVATE, EvalOptions, summary_tables
+    from dpsynth.nonprivate.evaluate import evaluate as run_evaluate
+    from dpsynth.nonprivate.plot import evaluation_png
 
     t0 = time.perf_counter()
     console = _stderr(quiet)
@@ -324,8 +324,8 @@ def schema_draft(
     max_categories: Annotated[int, typer.Option("--max-categories", help="Columns with more distinct values are drafted as numeric or flagged.")] = 100,
 ) -> None:
     """Print a YAML schema drafted FROM THE DATA for a person to edit (NOT private: see stderr)."""
-    from .draft import draft_schema
-    from .io import read_table
+    from dpsynth.data.io import read_table
+    from dpsynth.nonprivate.draft import draft_schema
 
     sys.stderr.write(
         "dpsynth: WARNING: this schema is learned from the data and is NOT differentially private.\n"

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from .errors import ConfigError
-from .privacy import Neighbouring
-from .schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.neighbouring import Neighbouring
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
@@ -319,7 +319,7 @@ def _output(raw: Any) -> OutputConfig:
 
 def parse_config(raw: Any) -> Config:
     """Validate a parsed YAML document and build a :class:`Config`."""
-    from .algorithms import algorithm_names, get_algorithm
+    from dpsynth.algorithms import algorithm_names, get_algorithm
 
     raw = _mapping(raw, "config")
     _no_extra(raw, _TOP_KEYS, "")
@@ -360,7 +360,7 @@ def parse_config(raw: Any) -> Config:
 
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML config file."""
-    from .errors import InputMissingError
+    from dpsynth.errors import InputMissingError
 
     p = Path(path)
     if not p.is_file():

@@ -16,16 +16,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .accountant import BasicComposition, Ledger
-from .algorithms import AlgorithmContext, get_algorithm
-from .algorithms.base import NoisyMarginal, Progress, no_progress
-from .config import Config
-from .counts import ArrayCounts, Counts
-from .discretize import check_columns, decode, encode
-from .errors import ConfigError
-from .mechanisms import geometric_mechanism
-from .privacy import Neighbouring
-from .report import build_report
+from dpsynth.algorithms import AlgorithmContext, get_algorithm
+from dpsynth.algorithms.base import NoisyMarginal
+from dpsynth.config import Config
+from dpsynth.data.counts import ArrayCounts, Counts
+from dpsynth.data.discretize import check_columns, decode, encode
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.accountant import BasicComposition, Ledger
+from dpsynth.privacy.mechanisms import geometric_mechanism
+from dpsynth.privacy.neighbouring import Neighbouring
+from dpsynth.progress import Progress, no_progress
+from dpsynth.report import build_report
 
 __all__ = ["ReleaseResult", "marginals_table", "preflight", "release", "release_from_counts", "release_from_source"]
 
@@ -94,11 +95,11 @@ def release_from_source(
     engines, the input's header against the schema run before any engine work;
     every engine gives the same counts, so a seeded release is byte-identical.
     """
-    from .engines import open_counts, read_header
+    from dpsynth.data.engines import open_counts, read_header
 
     preflight(config)
     if engine == "numpy":
-        from .io import read_table
+        from dpsynth.data.io import read_table
 
         strings = [c.name for c in config.domain.columns if c.kind == "categorical"]
         table = read_table(path, string_columns=strings)
@@ -162,7 +163,7 @@ def oracle_figures(table: pd.DataFrame, config: Config, *, rng: np.random.Genera
     released; ``dpsynth release --non-private-oracle`` prints the figures and
     writes no file.
     """
-    from .algorithms.twophase import oracle_figures as _oracle
+    from dpsynth.nonprivate.oracle import oracle_figures as _oracle
 
     preflight(config)
     counts = ArrayCounts(encode(table, config.domain, unknown=config.unknown), config.domain)

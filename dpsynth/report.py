@@ -12,9 +12,9 @@ import json
 from importlib import resources
 from typing import Any
 
-from . import __version__
-from .accountant import Ledger
-from .config import Config
+from dpsynth._version import __version__
+from dpsynth.config import Config
+from dpsynth.privacy.accountant import Ledger
 
 __all__ = ["SCHEMA_VERSION", "build_report", "report_schema", "validate_report"]
 

@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from dpsynth.accountant import (
+from dpsynth.errors import BudgetError
+from dpsynth.privacy.accountant import (
     BasicComposition,
     Charge,
     Ledger,
@@ -17,7 +18,6 @@ from dpsynth.accountant import (
     split_budget,
     zcdp_to_approx_dp,
 )
-from dpsynth.errors import BudgetError
 
 
 def _c(eps, **kw):

@@ -15,7 +15,7 @@ import pytest
 from benchmarks import run
 from benchmarks.grid import DATASETS, GRIDS, Cell, algorithm_preset, cells
 from benchmarks.worker import Evaluator, build_config, load_dataset, marginal_counts, run_release
-from dpsynth import metrics as M
+from dpsynth.nonprivate import metrics as M
 
 
 @pytest.mark.slow
@@ -72,7 +72,7 @@ def test_presets_fit_small_schemas():
 
 
 def test_evaluator_matches_metrics_and_baselines():
-    """Scoring the true codes gives L1 0; the uniform baseline equals dpsynth.metrics on a uniform array."""
+    """Scoring the true codes gives L1 0; the uniform baseline equals dpsynth.nonprivate.metrics on a uniform array."""
     rng = np.random.default_rng(0)
     codes = rng.integers(0, [2, 3, 2, 4], size=(500, 4))
     ev = Evaluator(codes, (2, 3, 2, 4))

@@ -149,8 +149,8 @@ def test_config_error_exit_64_and_max_cells(runner, tmp_path):
 
 
 def test_budget_error_exit_3(runner, tmp_path, monkeypatch):
-    from dpsynth.accountant import Charge
     from dpsynth.algorithms import laplace
+    from dpsynth.privacy.accountant import Charge
 
     src = _small_nltcs(tmp_path)
     original = laplace.run

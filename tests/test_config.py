@@ -8,9 +8,9 @@ import re
 import pytest
 
 from dpsynth.config import load_config, parse_config
+from dpsynth.data.schema import CategoricalColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, InputMissingError
 from dpsynth.privacy import Neighbouring
-from dpsynth.schema import CategoricalColumn, IntegerColumn, NumericColumn
 
 
 def _with(raw: dict, path: str, value) -> dict:

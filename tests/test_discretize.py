@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from dpsynth.config import parse_config
-from dpsynth.discretize import decode, encode
+from dpsynth.data.discretize import decode, encode
+from dpsynth.data.schema import Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import DataError
-from dpsynth.schema import Domain, IntegerColumn, NumericColumn
 
 
 def test_encode_decode_round_trip_codes(tiny_raw_config, tiny_table):

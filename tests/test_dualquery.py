@@ -11,12 +11,16 @@ import pandas as pd
 import pytest
 
 import dpsynth
-from dpsynth.accountant import Ledger
-from dpsynth.algorithms import dualquery as dq
 from dpsynth.algorithms.base import AlgorithmContext
+from dpsynth.algorithms.dualquery import core as dq
 from dpsynth.cli import app
 from dpsynth.config import parse_config
-from dpsynth.conjunctions import (
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.schema import CategoricalColumn, Domain
+from dpsynth.errors import ConfigError
+from dpsynth.privacy import Neighbouring
+from dpsynth.privacy.accountant import Ledger
+from dpsynth.workload.conjunctions import (
     Clauses,
     Conjunctions,
     all_cells,
@@ -24,10 +28,6 @@ from dpsynth.conjunctions import (
     conjunction_workload,
     random_conjunctions,
 )
-from dpsynth.counts import ArrayCounts
-from dpsynth.errors import ConfigError
-from dpsynth.privacy import Neighbouring
-from dpsynth.schema import CategoricalColumn, Domain
 
 ROOT_CFG = "configs/nltcs-dualquery.yaml"
 
@@ -92,7 +92,7 @@ def test_conjunction_counts_match_naive_and_generic_fallback():
     # literal order within a conjunction does not matter
     assert np.array_equal(counts.conjunction_counts(q.attrs[:, ::-1], q.values[:, ::-1]), naive)
     assert np.allclose(q.answers(codes, chunk=7), naive / 500)
-    from dpsynth.counts import _packed_conjunction_counts
+    from dpsynth.data.counts import _packed_conjunction_counts
 
     assert np.array_equal(_packed_conjunction_counts(counts._codes, d, q.attrs, q.values), naive)
 
@@ -159,7 +159,7 @@ def test_gains_equal_objective_differences():
 @pytest.mark.parametrize("seed", range(4))
 def test_cbc_ip_matches_brute_force(seed):
     """The §5 program with exactly-one rows: CBC's optimum equals the exhaustive maximum (12 bits)."""
-    from dpsynth.solver import solve_clauses_ip
+    from dpsynth.algorithms.dualquery.solver import solve_clauses_ip
 
     rng = np.random.default_rng(10 + seed)
     d = _domain([2, 3, 2, 3, 2])
@@ -176,7 +176,7 @@ def test_cbc_ip_matches_brute_force(seed):
 def test_missing_cbc_is_one_clear_line(monkeypatch):
     import pulp
 
-    from dpsynth.solver import mip_solver
+    from dpsynth.algorithms.dualquery.solver import mip_solver
 
     monkeypatch.setattr(pulp.PULP_CBC_CMD, "available", lambda self: False)
     msg = ("algorithm.params.best_response: the CBC solver binary is not available; install 'pulp<4' "
@@ -350,7 +350,7 @@ def test_kddcup99_config_encodes_the_shared_file(root):
     """The public KDD99 config covers every value of the 10% file (no DataError), 200 bits."""
     from conftest import shared_file
 
-    from dpsynth.discretize import encode
+    from dpsynth.data.discretize import encode
 
     path = shared_file("kddcup99", "kddcup99_10pct.csv.gz")
     cfg = dpsynth.load_config(root / "configs" / "kddcup99.yaml")
@@ -375,7 +375,7 @@ def test_noisy_n_is_charged_first_and_counted_by_the_solver(root, nltcs):
 
 
 def test_popcount_fallback_without_numpy_bitwise_count(monkeypatch):
-    from dpsynth.counts import _popcount
+    from dpsynth.data.counts import _popcount
 
     x = np.array([[0, 1, 255, 2**64 - 1]], dtype=np.uint64)
     monkeypatch.delattr(np, "bitwise_count", raising=False)

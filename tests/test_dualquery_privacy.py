@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from dpsynth.accountant import Charge, Ledger
-from dpsynth.dq_privacy import (
+from dpsynth.algorithms.dualquery.accounting import (
     DualQueryComposition,
     accounting_epsilon,
     all_accountings,
@@ -16,6 +15,7 @@ from dpsynth.dq_privacy import (
     solve_parameters,
 )
 from dpsynth.errors import BudgetError
+from dpsynth.privacy.accountant import Charge, Ledger
 
 KDD = {"eta": 1.2, "T": 170, "s": 1750, "n": 494_021}
 

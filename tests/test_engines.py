@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import dpsynth.engines.stream as stream_mod
+import dpsynth.data.engines.stream as stream_mod
 from dpsynth.cli import app
 from dpsynth.config import load_config, parse_config
-from dpsynth.counts import ArrayCounts
-from dpsynth.discretize import encode
-from dpsynth.engines import open_counts
-from dpsynth.engines.stream import StreamCounts
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.discretize import encode
+from dpsynth.data.engines import open_counts
+from dpsynth.data.engines.stream import StreamCounts
+from dpsynth.data.io import read_table
 from dpsynth.errors import DataError
-from dpsynth.io import read_table
 from dpsynth.pipeline import release_from_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -275,7 +275,7 @@ def test_stream_parquet_with_nulls_matches_numpy(tmp_path):
 # ------------------------------------------------------------------------------- spark
 def test_spark_missing_is_one_line_engine_error(runner, tmp_path, monkeypatch):
     """Without PySpark (or Java) --engine spark fails with one line and exit 69, before reading data."""
-    import dpsynth.engines.spark as spark_mod
+    import dpsynth.data.engines.spark as spark_mod
 
     reason = "the spark engine needs PySpark: pip install 'dpsynth[spark]'"
     monkeypatch.setattr(spark_mod, "spark_available", lambda: reason)
@@ -289,7 +289,7 @@ def test_spark_missing_is_one_line_engine_error(runner, tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def spark():
-    from dpsynth.engines.spark import spark_available
+    from dpsynth.data.engines.spark import spark_available
 
     reason = spark_available()
     if reason:
@@ -310,7 +310,7 @@ def spark():
     "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"), ("configs/adult.yaml", "sample_data/adult.csv")]
 )
 def test_spark_release_byte_identical(spark, config, data):
-    from dpsynth.engines.spark import SparkCounts
+    from dpsynth.data.engines.spark import SparkCounts
     from dpsynth.pipeline import release_from_counts
 
     cfg = load_config(config)
@@ -323,7 +323,7 @@ def test_spark_release_byte_identical(spark, config, data):
 
 @pytest.mark.slow
 def test_spark_marginals_equal_numpy_csv_parquet_and_group_by_fallback(spark, tmp_path):
-    from dpsynth.engines.spark import SparkCounts
+    from dpsynth.data.engines.spark import SparkCounts
 
     cfg = _tiny_cfg()
     path = _csv(tmp_path, _good_rows(3000))
@@ -345,7 +345,7 @@ def test_spark_marginals_equal_numpy_csv_parquet_and_group_by_fallback(spark, tm
      "two errors", "two rules"],
 )
 def test_spark_errors_match_numpy(spark, tmp_path, case):
-    from dpsynth.engines.spark import SparkCounts
+    from dpsynth.data.engines.spark import SparkCounts
 
     rows, _ = _case_rows(case)
     path = _csv(tmp_path, rows)

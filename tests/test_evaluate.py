@@ -16,7 +16,7 @@ from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.cli import app
 from dpsynth.config import parse_config
 from dpsynth.errors import DataError, UsageError
-from dpsynth.evaluate import METHODS, NOT_PRIVATE, EvalOptions, evaluate
+from dpsynth.nonprivate.evaluate import METHODS, NOT_PRIVATE, EvalOptions, evaluate
 from dpsynth.pipeline import marginals_table
 
 SYNTH_METRICS = ["l1_mean", "l1_max", "tv_mean", "tv_max", "cell_error_mean", "cell_error_max",
@@ -162,8 +162,8 @@ def test_json_schema_and_determinism(tiny_cfg, tiny_table):
 
 
 def test_released_exact_marginals_have_zero_relative_error(tiny_cfg, tiny_table):
-    from dpsynth.counts import ArrayCounts
-    from dpsynth.discretize import encode
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.discretize import encode
 
     counts = ArrayCounts(encode(tiny_table, tiny_cfg.domain), tiny_cfg.domain)
     exact = [NoisyMarginal(m, counts.marginal(m).astype(float), 1.0) for m in tiny_cfg.marginals]

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from dpsynth.algorithms.base import NoisyMarginal
-from dpsynth.factored import FactoredModel, FactorTooLarge, Measurement, fit_marginals, one_way_from_marginals
+from dpsynth.models.factored import FactoredModel, FactorTooLarge, Measurement, fit_marginals, one_way_from_marginals
 
 
 class Explicit:

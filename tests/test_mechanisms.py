@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsynth.accountant import Ledger
 from dpsynth.errors import BudgetError
-from dpsynth.mechanisms import (
+from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.mechanisms import (
     discrete_laplace_noise,
     discrete_laplace_variance,
     exponential_mechanism,

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from dpsynth import metrics as m
+from dpsynth.nonprivate import metrics as m
 
 
 def test_normalize_and_rescale():

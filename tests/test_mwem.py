@@ -13,16 +13,16 @@ import pytest
 import yaml
 from scipy import stats
 
-from dpsynth.accountant import Ledger, ZCDPComposition
 from dpsynth.algorithms import mwem
 from dpsynth.algorithms.base import AlgorithmContext
 from dpsynth.cli import app
 from dpsynth.config import PrivacyConfig, parse_config
-from dpsynth.counts import ArrayCounts
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError
 from dpsynth.privacy import Neighbouring
-from dpsynth.ranges import RangeQueries, parse_ranges
-from dpsynth.schema import CategoricalColumn, Domain, IntegerColumn, NumericColumn
+from dpsynth.privacy.accountant import Ledger, ZCDPComposition
+from dpsynth.workload.ranges import RangeQueries, parse_ranges
 
 ROOT = Path(__file__).resolve().parent.parent
 

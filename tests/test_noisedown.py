@@ -1,4 +1,4 @@
-"""NoiseDown (dpsynth.noisedown): exact law of Y′, of Y′ | Y = y, and the privacy of the pair.
+"""NoiseDown (dpsynth.privacy.noisedown): exact law of Y′, of Y′ | Y = y, and the privacy of the pair.
 
 Statistical tests use fixed seeds and critical values at a false-failure rate
 of 1e-6 per assertion (KS and chi-square from scipy; binomial/ratio checks at
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpsynth.noisedown import chain_kernel_atom, conditional_density, noise_down, noise_down_pieces
+from dpsynth.privacy.noisedown import chain_kernel_atom, conditional_density, noise_down, noise_down_pieces
 
 ALPHA = 1e-6
 CASES = [

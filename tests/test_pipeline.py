@@ -10,7 +10,7 @@ import pytest
 
 import dpsynth
 from dpsynth.config import load_config, parse_config
-from dpsynth.io import read_table
+from dpsynth.data.io import read_table
 from dpsynth.report import validate_report
 
 

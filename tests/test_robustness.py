@@ -182,12 +182,12 @@ def test_existing_report_without_force_writes_nothing(runner, cfg_path, out_dir,
 
 
 def test_max_cells_refused_before_the_data_is_read(runner, cfg_path, out_dir, tmp_path, monkeypatch):
-    import dpsynth.io
+    import dpsynth.data.io
 
     def must_not_read(*args, **kwargs):
         raise AssertionError("the input was read")
 
-    monkeypatch.setattr(dpsynth.io, "read_table", must_not_read)
+    monkeypatch.setattr(dpsynth.data.io, "read_table", must_not_read)
     src = _good_csv(tmp_path)
     res = runner.invoke(app, ["release", "-c", str(cfg_path), "-i", str(src), "-o", str(out_dir / "o.csv"),
                               "--max-cells", "11"])

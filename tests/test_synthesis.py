@@ -1,4 +1,4 @@
-"""Synthetic rows from released noisy marginals (dpsynth.synthesis), and the iReduct release end to end."""
+"""Synthetic rows from released noisy marginals (dpsynth.models.synthesis), and the iReduct release end to end."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from scipy import stats
 
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.cli import app
-from dpsynth.schema import CategoricalColumn, Domain
-from dpsynth.synthesis import fit, synthesis_order, synthesize
+from dpsynth.data.schema import CategoricalColumn, Domain
+from dpsynth.models.synthesis import fit, synthesis_order, synthesize
 
 
 def _domain(sizes):

@@ -17,14 +17,14 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 
 __all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "algorithm_names", "get_algorithm"]
 
 _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",
     "mwem": "dpsynth.algorithms.mwem",
-    "dualquery": "dpsynth.algorithms.dualquery",
+    "dualquery": "dpsynth.algorithms.dualquery.core",
     "ireduct": "dpsynth.algorithms.ireduct",
     "twophase": "dpsynth.algorithms.twophase",
     "iresamp": "dpsynth.algorithms.iresamp",

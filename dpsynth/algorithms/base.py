@@ -2,31 +2,25 @@
 
 An algorithm is a function ``run(ctx, params, *, rng) -> AlgorithmOutput``.
 ``ctx`` carries the public domain and workload, the ledger it must charge, and
-the private :class:`~dpsynth.counts.Counts` (the only access to the data).
+the private :class:`~dpsynth.data.counts.Counts` (the only access to the data).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..accountant import Ledger
-from ..counts import Counts
-from ..privacy import Neighbouring
-from ..schema import Domain
+from dpsynth.data.counts import Counts
+from dpsynth.data.schema import Domain
+from dpsynth.models.synthesis import synthesize
+from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.neighbouring import Neighbouring
+from dpsynth.progress import Progress, no_progress
 
-__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "Progress", "no_progress"]
-
-Progress = Callable[[str, int, int], None]
-"""progress(stage, done, total): called by long loops; the CLI draws a bar from it."""
-
-
-def no_progress(stage: str, done: int, total: int) -> None:
-    """Default progress callback: does nothing."""
-
+__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "Progress", "no_progress", "release_marginals"]
 
 @dataclass(frozen=True)
 class AlgorithmContext:
@@ -74,3 +68,16 @@ class AlgorithmOutput:
     details: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+
+
+def release_marginals(ctx, params, measure, *, rng: np.random.Generator):
+    """``run`` of the marginal-releasing algorithms: ``measure`` (charged), then rows from the result.
+
+    ``measure(ctx, params, rng=rng)`` returns (noisy marginals, details, warnings); the rows are
+    post-processing of those marginals (:func:`synthesize`), so they cost no extra privacy.
+    """
+    marginals, details, warnings = measure(ctx, params, rng=rng)
+    codes, details["synthesis"], synth_warnings = synthesize(
+        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
+    )
+    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -4,9 +4,9 @@ iReduct (§4.3, Figure 4) instantiated for marginals (§5.3).  Every workload
 marginal M_j gets one Laplace noise scale λ_j, starting at λ_max.  The loop
 repeatedly picks the marginal with the best ratio of estimated error decrease
 (Equation 15) to privacy-cost increase (Equation 14) and lowers its scale by
-λ_Δ with NoiseDown (:mod:`dpsynth.noisedown`), as long as the generalized
+λ_Δ with NoiseDown (:mod:`dpsynth.privacy.noisedown`), as long as the generalized
 sensitivity g = Σ_j Δ/λ_j (Equation 12) stays ≤ ε.  By Theorem 1 (proved for
-our exact NoiseDown in :mod:`dpsynth.noisedown`), the whole transcript costs
+our exact NoiseDown in :mod:`dpsynth.privacy.noisedown`), the whole transcript costs
 what the final scales cost: ε' = Σ_j Δ/λ_j ≤ ε.
 
 Sensitivity per marginal Δ: the paper's Equation 12 uses 2 (replace-one: a
@@ -53,11 +53,12 @@ from typing import Literal
 
 import numpy as np
 
-from ..accountant import Charge
-from ..config import params_from_mapping
-from ..errors import ConfigError
-from ..noisedown import noise_down
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, Progress, no_progress
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.config import params_from_mapping
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.accountant import Charge
+from dpsynth.privacy.noisedown import noise_down
+from dpsynth.progress import Progress, no_progress
 
 __all__ = [
     "IReductResult",
@@ -408,6 +409,4 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import release_marginals
-
     return release_marginals(ctx, params, measure, rng=rng)

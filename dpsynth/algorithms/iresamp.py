@@ -28,11 +28,11 @@ from typing import Literal
 
 import numpy as np
 
-from ..config import params_from_mapping
-from ..errors import ConfigError
-from ..mechanisms import laplace_mechanism
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from .ireduct import marginal_label, resolve_scales
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.algorithms.ireduct import marginal_label, resolve_scales
+from dpsynth.config import params_from_mapping
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.mechanisms import laplace_mechanism
 
 __all__ = ["Params", "measure", "parse_params", "run"]
 
@@ -116,6 +116,4 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import release_marginals
-
     return release_marginals(ctx, params, measure, rng=rng)

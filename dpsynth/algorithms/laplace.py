@@ -15,7 +15,7 @@ real values on a public lattice of multiples of a power of two, clamped to [−B
 B = max(n, 8·scale) (n public or already noisy), at a scale larger by the factor 1 + 2⁻⁴⁹·B.
 All are ε-DP with (essentially) the same scale.
 
-Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.synthesis.synthesize`
+Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.models.synthesis.synthesize`
 fits a product-of-factors model to the noisy marginals (iterative proportional
 fitting) and samples from it, as iReduct and its baselines do.
 :func:`independent_sample` (the product of the noisy 1-way projections) is
@@ -30,10 +30,10 @@ from typing import Literal
 
 import numpy as np
 
-from ..accountant import split_budget
-from ..config import params_from_mapping
-from ..mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.config import params_from_mapping
+from dpsynth.privacy.accountant import split_budget
+from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 
 __all__ = ["Params", "independent_sample", "measure_marginals", "parse_params", "run"]
 
@@ -115,7 +115,7 @@ def independent_sample(domain, marginals, rows: int, *, rng: np.random.Generator
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     eps = ctx.ledger.remaining()
     marginals = measure_marginals(ctx, ctx.workload, eps, rng=rng, noise=params.noise)
-    from ..synthesis import synthesize
+    from dpsynth.models.synthesis import synthesize
 
     codes, synthesis, warnings = synthesize(ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng)
     details = {

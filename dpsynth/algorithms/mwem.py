@@ -16,7 +16,7 @@ Query classes (``Q``):
   sensitivity, and all its cells are updated together.
 * ``marginal_queries: cells``: every cell of every workload marginal is a
   counting query (Figure 1 literally).
-* ranges (§3.1): the queries of ``workload.ranges`` (see :mod:`dpsynth.ranges`),
+* ranges (§3.1): the queries of ``workload.ranges`` (see :mod:`dpsynth.workload.ranges`),
   added to the candidates when configured; ``marginal_queries: none`` keeps only them.
 
 Sensitivities follow the neighbouring relation: a cuboid's score and its cell
@@ -39,7 +39,7 @@ Budget (``accounting: pure``, default): ε after the row count is split into
 ρ of the configured (ε, δ)): selection is a bounded-range exponential
 mechanism of ρ = ε²/8, measurements are Gaussian at L2 sensitivity.
 
-Scalability (§4): the model is a :class:`~dpsynth.factored.FactoredModel`.
+Scalability (§4): the model is a :class:`~dpsynth.models.factored.FactoredModel`.
 Before each selection, candidates whose measurement would create a factor of
 more than ``max_factor_cells`` cells are removed; this depends only on the
 public domain and on earlier (already private) selections, so it costs no
@@ -55,13 +55,13 @@ from typing import Literal
 
 import numpy as np
 
-from ..accountant import BasicComposition, ZCDPComposition, split_budget
-from ..config import params_from_mapping
-from ..errors import ConfigError
-from ..factored import FactoredModel, Measurement, soft_threshold
-from ..mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
-from ..ranges import parse_ranges
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.config import params_from_mapping
+from dpsynth.errors import ConfigError
+from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
+from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
+from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from dpsynth.workload.ranges import parse_ranges
 
 __all__ = ["Params", "composition", "parse_params", "run"]
 

@@ -18,11 +18,9 @@ marginals (§6.2, §6.4); the default is 0.07.
 The reported ``scale`` of a combined marginal is λλ′/sqrt(λ² + λ′²): the
 Laplace scale with the same variance as the combination (it is not Laplace).
 
-:func:`oracle_marginals` is Oracle (§5.2): the same allocation computed from
-the TRUE counts.  It is NOT differentially private (the scales depend on the
-data) and exists only for benchmarks (and ``dpsynth release
---non-private-oracle``, which prints :func:`oracle_figures` and writes
-nothing); it is not a registered algorithm.
+:func:`dpsynth.nonprivate.oracle.oracle_marginals` is Oracle (§5.2): the same
+allocation computed from the TRUE counts.  It is NOT differentially private and
+lives in :mod:`dpsynth.nonprivate` for that reason.
 """
 
 from __future__ import annotations
@@ -33,15 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accountant import split_budget
-from ..config import params_from_mapping
-from ..errors import ConfigError
-from ..mechanisms import laplace_mechanism
-from .base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from .ireduct import marginal_label
-from .laplace import measure_marginals
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.algorithms.ireduct import marginal_label
+from dpsynth.algorithms.laplace import measure_marginals
+from dpsynth.config import params_from_mapping
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.accountant import split_budget
+from dpsynth.privacy.mechanisms import laplace_mechanism
 
-__all__ = ["Params", "measure", "oracle_figures", "oracle_marginals", "oracle_scales", "parse_params", "rescale_weights", "run"]
+__all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weights", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,14 +74,6 @@ def oracle_scales(weights, sensitivity: float, epsilon: float) -> np.ndarray:
     return sensitivity * root.sum() / (epsilon * root)
 
 
-def oracle_marginals(true: list[np.ndarray], *, sensitivity: float, epsilon: float, sanity_bound: float,
-                     rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray]:
-    """NOT PRIVATE (benchmark only): Oracle noise scales from the true counts, then Laplace noise."""
-    scales = oracle_scales(rescale_weights(true, sanity_bound), sensitivity, epsilon)
-    noisy = [np.asarray(t, dtype=float) + rng.laplace(0.0, s, size=np.shape(t)) for t, s in zip(true, scales)]
-    return noisy, scales
-
-
 def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
@@ -116,31 +106,5 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     return marginals, details, []
 
 
-def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sanity_bound: float,
-                   rng: np.random.Generator) -> dict:
-    """NOT PRIVATE: evaluation figures of Oracle on ``workload`` (overall error, Definition 6; scales).
-
-    Used by ``dpsynth release --non-private-oracle``; the figures describe the real data and must
-    never be published as a release.
-    """
-    from ..metrics import overall_relative_error
-
-    true = counts.marginals(workload)
-    noisy, scales = oracle_marginals(true, sensitivity=sensitivity, epsilon=epsilon, sanity_bound=sanity_bound,
-                                     rng=rng)
-    return {
-        "method": "oracle (iReduct paper 5.2): NOT differentially private, true counts set the noise scales",
-        "marginals": len(workload),
-        "epsilon": epsilon,
-        "sensitivity_per_marginal": sensitivity,
-        "sanity_bound": sanity_bound,
-        "overall_error": overall_relative_error(noisy, true, sanity_bound),
-        "scale_min": float(np.min(scales)),
-        "scale_max": float(np.max(scales)),
-    }
-
-
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    from ..synthesis import release_marginals
-
     return release_marginals(ctx, params, measure, rng=rng)

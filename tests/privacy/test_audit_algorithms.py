@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from dpsynth.config import parse_config
-from dpsynth.counts import ArrayCounts
-from dpsynth.discretize import encode
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.discretize import encode
 from dpsynth.pipeline import release_from_counts
 
 from .audit import audit, tiny_neighbours, tiny_raw_config
@@ -77,7 +77,7 @@ def test_fast_tier_catches_a_noiseless_release(monkeypatch):
     from dpsynth.algorithms import laplace
 
     def no_noise(values, *, ledger, stage, measured="", sensitivity, epsilon, rng):
-        from dpsynth.accountant import Charge
+        from dpsynth.privacy.accountant import Charge
 
         ledger.charge(Charge(stage=stage, mechanism="none", sensitivity=sensitivity, epsilon=epsilon))
         return np.asarray(values)

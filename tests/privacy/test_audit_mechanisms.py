@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpsynth.accountant import Ledger
-from dpsynth.mechanisms import (
+from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.mechanisms import (
     exponential_mechanism,
     geometric_mechanism,
     laplace_mechanism,
     snapping_mechanism,
     snapping_noise_scale,
 )
-from dpsynth.noisedown import noise_down
+from dpsynth.privacy.noisedown import noise_down
 
 from .audit import audit, epsilon_lower_bound
 

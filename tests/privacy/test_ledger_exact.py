@@ -1,7 +1,7 @@
 """Ledger completeness and exact totals for every algorithm, end to end.
 
 * Every draw is in the ledger: each call of a ``*_mechanism`` (seen through
-  ``dpsynth.mechanisms.recorder``) has its own ledger entry, in order, with
+  ``dpsynth.privacy.mechanisms.recorder``) has its own ledger entry, in order, with
   the same stage, mechanism, sensitivity, ε and number of values; iReduct's
   charges cover every cell it drew; DualQuery's per-round charges count the
   samples it drew.  No entry is left without a draw.
@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 
 import dpsynth
-from dpsynth import mechanisms
-from dpsynth.accountant import zcdp_to_approx_dp
-from dpsynth.algorithms import dualquery, ireduct
+from dpsynth.algorithms import ireduct
+from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
+from dpsynth.privacy import mechanisms
+from dpsynth.privacy.accountant import zcdp_to_approx_dp
 
 from .audit import tiny_neighbours, tiny_raw_config
 

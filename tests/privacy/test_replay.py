@@ -2,7 +2,7 @@
 
 For each algorithm and neighbouring relation we run the release on D and on a
 worst-case neighbour D′ with the same seed.  On D every mechanism call is
-recorded (``dpsynth.mechanisms.recorder``; for iReduct's NoiseDown loop and
+recorded (``dpsynth.privacy.mechanisms.recorder``; for iReduct's NoiseDown loop and
 DualQuery's query sampling, which draw their own noise, the tests wrap the
 sampling functions the same way).  On D′ each call must match the recorded one
 (same mechanism, stage, description, sensitivity and ε: the sequence of calls
@@ -27,9 +27,10 @@ import pandas as pd
 import pytest
 
 import dpsynth
-from dpsynth import mechanisms
-from dpsynth.algorithms import dualquery, ireduct
+from dpsynth.algorithms import ireduct
+from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
+from dpsynth.privacy import mechanisms
 
 from .audit import tiny_neighbours, tiny_raw_config
 
@@ -95,7 +96,7 @@ class Coupling:
         assert (rec[0], rec[1]) == (kind, key), f"call {self.i} differs: {rec[:2]} on D, {(kind, key)} on D′"
         return rec
 
-    # -- dpsynth.mechanisms.recorder
+    # -- dpsynth.privacy.mechanisms.recorder
     def __call__(self, mechanism, true, output, info):
         key = tuple(sorted(info.items()))
         rec = self._next(mechanism, key)

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError
-from .schema import Domain
+from dpsynth.data.schema import Domain
+from dpsynth.errors import ConfigError
 
 __all__ = ["RangeQueries", "parse_ranges", "value_codes"]
 

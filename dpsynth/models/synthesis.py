@@ -2,8 +2,8 @@
 
 iReduct (and its baselines) release noisy marginals; the paper leaves turning
 them into records as future work.  We fit a product-of-factors distribution
-(:class:`dpsynth.factored.FactoredModel`, shared with MWEM) to the noisy
-marginals by multiplicative-weights passes (:func:`dpsynth.factored.fit_marginals`,
+(:class:`dpsynth.models.factored.FactoredModel`, shared with MWEM) to the noisy
+marginals by multiplicative-weights passes (:func:`dpsynth.models.factored.fit_marginals`,
 MWEM §2.3.2 / §3.3 update), then draw rows from it.
 
 Method:
@@ -47,9 +47,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .factored import DEFAULT_MAX_FACTOR_CELLS, FactoredModel, fit_marginals
+from dpsynth.models.factored import DEFAULT_MAX_FACTOR_CELLS, FactoredModel, fit_marginals
 
-__all__ = ["fit", "ipf_pass", "release_marginals", "synthesis_order", "synthesize"]
+__all__ = ["fit", "ipf_pass", "synthesis_order", "synthesize"]
 
 _MIX = 1e-3
 """Weight of the uniform distribution mixed into every IPF target."""
@@ -162,18 +162,3 @@ def fit(domain, marginals: Sequence, *, total: float, passes: int = 10,
     for _ in range(int(passes)):
         ipf_pass(model, targets)
     return model
-
-
-def release_marginals(ctx, params, measure, *, rng: np.random.Generator):
-    """``run`` of the marginal-releasing algorithms: ``measure`` (charged), then rows from the result.
-
-    ``measure(ctx, params, rng=rng)`` returns (noisy marginals, details, warnings); the rows are
-    post-processing of those marginals (:func:`synthesize`), so they cost no extra privacy.
-    """
-    from .algorithms.base import AlgorithmOutput
-
-    marginals, details, warnings = measure(ctx, params, rng=rng)
-    codes, details["synthesis"], synth_warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
-    )
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -1,7 +1,7 @@
 """The ``spark`` engine: count the table with Apache Spark (PySpark, the optional ``dpsynth[spark]`` extra).
 
 Spark reads the input (CSV with every column as text, or Parquet), discretizes
-it with Spark SQL expressions that follow :func:`dpsynth.discretize.encode`
+it with Spark SQL expressions that follow :func:`dpsynth.data.discretize.encode`
 rule by rule, and runs ONE job: a group-by on (a packed bigint key of all
 codes, a bit word of per-row rule flags) with a count.  Collected to the driver
 (Arrow), it gives at once
@@ -36,11 +36,11 @@ from typing import Self
 import numpy as np
 import pandas as pd
 
-from ..counts import CachedCounts
-from ..discretize import _encode_column
-from ..errors import DataError, DpsynthError, InputMissingError
-from ..io import table_format
-from ..schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.data.counts import CachedCounts
+from dpsynth.data.discretize import _encode_column
+from dpsynth.data.io import table_format
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.errors import DataError, DpsynthError, InputMissingError
 
 __all__ = ["EngineError", "SparkCounts", "spark_available"]
 
@@ -292,7 +292,7 @@ class SparkCounts(CachedCounts):
         return codes, flags
 
     def _raise_first(self, flags, broken_flags: list[bool], unknown: str) -> None:
-        from .stream import _rule
+        from dpsynth.data.engines.stream import _rule
 
         broken = [(j, _rule(rule), rule) for (j, rule, _), bad in zip(flags, broken_flags) if bad]
         if broken:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
-from .schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.errors import DataError
 
 __all__ = ["check_columns", "decode", "encode"]
 

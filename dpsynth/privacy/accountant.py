@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Protocol
 
-from .errors import BudgetError
+from dpsynth.errors import BudgetError
 
 __all__ = [
     "BasicComposition",

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
-from .schema import Domain
+from dpsynth.data.schema import Domain
+from dpsynth.errors import ConfigError
 
 __all__ = [
     "Clauses",

@@ -5,7 +5,7 @@ computed from private data without noise.  It is a tool for the data custodian
 before publishing; its numbers must not be published with the release.
 
 Both tables are encoded with the configuration's public domain
-(:func:`dpsynth.discretize.encode`), so every metric is computed on the
+(:func:`dpsynth.data.discretize.encode`), so every metric is computed on the
 schema's discretization.  For each k, the k-way marginals (all of them, or a
 random sample) of the real table are compared with those of the synthetic rows
 and of three baselines computed on the spot:
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from . import metrics as M
-from .algorithms.base import Progress, no_progress
-from .config import Config
-from .discretize import encode
-from .errors import DataError, UsageError
+from dpsynth._version import __version__
+from dpsynth.config import Config
+from dpsynth.data.discretize import encode
+from dpsynth.errors import DataError, UsageError
+from dpsynth.nonprivate import metrics as M
+from dpsynth.progress import Progress, no_progress
 
 __all__ = ["METHODS", "NOT_PRIVATE", "EvalOptions", "evaluate", "parse_released_marginals", "summary_tables"]
 

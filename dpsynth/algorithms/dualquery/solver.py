@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ConfigError
+from dpsynth.errors import ConfigError
 
 __all__ = ["IPResult", "mip_solver", "solve_clauses_ip"]
 
@@ -92,7 +92,7 @@ def solve_clauses_ip(
 ) -> IPResult:
     """Maximise the weighted number of satisfied clauses over valid rows, with CBC.
 
-    ``clauses`` is a :class:`dpsynth.conjunctions.Clauses`; ``base`` supplies
+    ``clauses`` is a :class:`dpsynth.workload.conjunctions.Clauses`; ``base`` supplies
     the codes of untouched columns; ``incumbent`` (codes) warm-starts CBC.
     CBC gets ``time_limit`` seconds (wall clock), cut so that it stops by
     ``deadline`` (a ``time.perf_counter()`` value) after the model is built;

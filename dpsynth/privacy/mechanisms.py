@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .accountant import Charge, Ledger, zcdp_to_approx_dp
+from dpsynth.privacy.accountant import Charge, Ledger, zcdp_to_approx_dp
 
 recorder = None
 """Test hook, off (None) by default: never set it outside tests.
@@ -186,7 +186,7 @@ def gaussian_mechanism(
     sigma = l2_sensitivity / math.sqrt(2.0 * rho)
     eps = zcdp_to_approx_dp(rho, ledger.delta) if ledger.delta > 0 else math.inf
     if not math.isfinite(eps):
-        from .errors import BudgetError
+        from dpsynth.errors import BudgetError
 
         raise BudgetError("Gaussian noise needs delta > 0 (set privacy.delta)")
     ledger.charge(

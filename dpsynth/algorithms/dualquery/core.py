@@ -3,7 +3,7 @@
 The query player runs multiplicative weights over the 2|Q| queries (each
 conjunction and its negation, §3); each round samples s queries from its
 distribution (the only access to the data, charged as s exponential
-mechanisms: see :mod:`dpsynth.dq_privacy`), and the data player best-responds
+mechanisms: see :mod:`dpsynth.algorithms.dualquery.accounting`), and the data player best-responds
 with the valid row that satisfies the most sampled clauses (§5).  The T best
 responses are the synthetic data.
 
@@ -17,7 +17,7 @@ weight ∝ exp(+η·r_q), so queries the chosen records under-serve gain weight.
 For a negation, q̄(D) − q̄(x) = −(q(D) − q(x)), so its log-weight is −η·r_q.
 
 Best response (§5, plus exactly-one constraints so that every record is a
-valid row; see :mod:`dpsynth.solver`): a vectorized local search over valid
+valid row; see :mod:`dpsynth.algorithms.dualquery.solver`): a vectorized local search over valid
 rows (greedy best-improvement moves with random kicks), then CBC warm-started
 with it; the better one is kept.  ``best_response: local`` skips CBC, ``ip``
 runs CBC alone.  Free columns (touched by no sampled clause) follow the
@@ -38,11 +38,17 @@ from typing import Literal
 
 import numpy as np
 
-from ..config import params_from_mapping
-from ..conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
-from ..dq_privacy import STAGE, DualQueryComposition, all_accountings, round_charge, solve_parameters
-from ..errors import ConfigError
-from .base import AlgorithmContext, AlgorithmOutput
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
+from dpsynth.algorithms.dualquery.accounting import (
+    STAGE,
+    DualQueryComposition,
+    all_accountings,
+    round_charge,
+    solve_parameters,
+)
+from dpsynth.config import params_from_mapping
+from dpsynth.errors import ConfigError
+from dpsynth.workload.conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
 
 __all__ = [
     "LocalSearchParams",
@@ -117,7 +123,7 @@ class Params:
 def parse_params(raw: Mapping) -> Params:
     params = params_from_mapping(Params, raw)
     if params.best_response != "local":  # a missing CBC binary fails at config time, before any data
-        from ..solver import mip_solver
+        from dpsynth.algorithms.dualquery.solver import mip_solver
 
         mip_solver(time_limit=params.solver.time_limit, gap=params.solver.gap, threads=params.solver.threads,
                    warm_start=False)
@@ -228,7 +234,7 @@ def best_response(
     clauses: Clauses, domain, params: Params, *, previous: np.ndarray | None, rng: np.random.Generator
 ) -> tuple[np.ndarray, dict]:
     """A valid row maximising the weighted number of satisfied clauses, and per-round facts."""
-    from ..solver import solve_clauses_ip
+    from dpsynth.algorithms.dualquery.solver import solve_clauses_ip
 
     t0 = time.perf_counter()
     limit = params.solver.time_limit

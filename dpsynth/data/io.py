@@ -21,7 +21,7 @@ from typing import Self
 
 import pandas as pd
 
-from .errors import DataError, InputMissingError, OutputError, UsageError
+from dpsynth.errors import DataError, InputMissingError, OutputError, UsageError
 
 __all__ = ["OutputSet", "check_output_path", "read_table", "table_format"]
 

@@ -1,6 +1,6 @@
-"""Counts engines: interchangeable implementations of :class:`dpsynth.counts.Counts`.
+"""Counts engines: interchangeable implementations of :class:`dpsynth.data.counts.Counts`.
 
-* ``numpy``  (default): the whole table in memory (:class:`dpsynth.counts.ArrayCounts`);
+* ``numpy``  (default): the whole table in memory (:class:`dpsynth.data.counts.ArrayCounts`);
 * ``stream``: record batches with pyarrow, codes spilled to disk (:mod:`.stream`);
 * ``spark``:  Apache Spark through PySpark, an optional extra (:mod:`.spark`).
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..algorithms.base import Progress, no_progress
-from ..counts import ArrayCounts
-from ..discretize import encode
-from ..errors import UsageError
-from ..schema import Domain
+from dpsynth.data.counts import ArrayCounts
+from dpsynth.data.discretize import encode
+from dpsynth.data.schema import Domain
+from dpsynth.errors import UsageError
+from dpsynth.progress import Progress, no_progress
 
 __all__ = ["ENGINES", "open_counts", "read_header"]
 
@@ -25,7 +25,7 @@ ENGINES = ("numpy", "stream", "spark")
 
 def read_header(path: str | Path, domain: Domain) -> list[str]:
     """Check a file's columns against the schema, reading only its start; returns the ignored columns."""
-    from .stream import read_header as header
+    from dpsynth.data.engines.stream import read_header as header
 
     return header(path, domain)
 
@@ -42,15 +42,15 @@ def open_counts(
 ):
     """A counts engine over the table at ``path``; call its ``close()`` (if it has one) when done."""
     if engine == "stream":
-        from .stream import StreamCounts
+        from dpsynth.data.engines.stream import StreamCounts
 
         return StreamCounts(path, domain, unknown=unknown, spill_dir=spill_dir, progress=progress)
     if engine == "spark":
-        from .spark import SparkCounts
+        from dpsynth.data.engines.spark import SparkCounts
 
         return SparkCounts(path, domain, unknown=unknown, master=spark_master)
     if engine == "numpy":
-        from ..io import read_table
+        from dpsynth.data.io import read_table
 
         strings = [c.name for c in domain.columns if c.kind == "categorical"]
         return ArrayCounts(encode(read_table(path, string_columns=strings), domain, unknown=unknown), domain)

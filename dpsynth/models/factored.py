@@ -48,7 +48,7 @@ marginals into rows, e.g. iReduct's synthesis):
 
 Example::
 
-    from dpsynth.factored import fit_marginals
+    from dpsynth.models.factored import fit_marginals
     model = fit_marginals(domain, noisy_marginals, total=n, passes=20, max_factor_cells=1_000_000)
     codes = model.sample(rows, rng=rng)      # feed to discretize.decode
 
@@ -398,7 +398,7 @@ def fit_marginals(
 ) -> FactoredModel:
     """Fit a :class:`FactoredModel` to fixed noisy marginals by ``passes`` MW passes.
 
-    ``domain``: a :class:`~dpsynth.schema.Domain` (or a sequence of attribute
+    ``domain``: a :class:`~dpsynth.data.schema.Domain` (or a sequence of attribute
     sizes).  ``measurements``: objects with ``attrs`` and ``values`` (e.g.
     :class:`~dpsynth.algorithms.base.NoisyMarginal`; values are noisy counts of
     the marginal's cells, summing to about ``total``).  ``init="one-way"``

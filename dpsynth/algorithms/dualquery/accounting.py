@@ -47,8 +47,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .accountant import Charge, exact_sum
-from .errors import BudgetError
+from dpsynth.errors import BudgetError
+from dpsynth.privacy.accountant import Charge, exact_sum
 
 __all__ = [
     "ACCOUNTINGS",

@@ -5,9 +5,9 @@ Design (measured in docs/engines.md):
 1. **One pass over the input.**  pyarrow reads the schema columns in record
    batches (``pyarrow.csv.open_csv`` with every column as text, or
    ``ParquetFile.iter_batches``).  Each batch is discretized with the same rules
-   as :func:`dpsynth.discretize.encode`: a fast Arrow path for clean batches
+   as :func:`dpsynth.data.discretize.encode`: a fast Arrow path for clean batches
    (``index_in`` for categories, an Arrow number cast followed by
-   :func:`dpsynth.discretize.encode_numbers` for numbers) and, for any batch
+   :func:`dpsynth.data.discretize.encode_numbers` for numbers) and, for any batch
    column with nulls, unknown labels or text Arrow cannot parse, pandas and
    the numpy engine's own per-column encoder.  So codes and error messages are
    the numpy engine's.
@@ -41,12 +41,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from ..algorithms.base import Progress, no_progress
-from ..counts import CachedCounts
-from ..discretize import _encode_column, check_columns, encode_numbers
-from ..errors import DataError, InputMissingError
-from ..io import table_format
-from ..schema import CategoricalColumn, ColumnSpec, Domain
+from dpsynth.data.counts import CachedCounts
+from dpsynth.data.discretize import _encode_column, check_columns, encode_numbers
+from dpsynth.data.io import table_format
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain
+from dpsynth.errors import DataError, InputMissingError
+from dpsynth.progress import Progress, no_progress
 
 __all__ = ["StreamCounts", "read_header"]
 

@@ -9,7 +9,7 @@ A counts engine answers two questions about the discretized table:
 
 Both results are *private*.  An algorithm may compute scores, errors or
 anything else from them, but what it outputs must pass through a mechanism of
-:mod:`dpsynth.mechanisms`, which charges the ledger.  Keeping the interface
+:mod:`dpsynth.privacy.mechanisms`, which charges the ledger.  Keeping the interface
 this narrow lets other engines (streaming, Spark) plug in unchanged.
 """
 
@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .schema import Domain
+from dpsynth.data.schema import Domain
 
 __all__ = ["ArrayCounts", "CachedCounts", "Counts"]
 
@@ -101,7 +101,7 @@ class ArrayCounts(CachedCounts):
         Vectorized per distinct column set over the *distinct* rows (weighted by
         multiplicity), so Q in the millions over large n costs one bincount per
         column set.  Other engines get the same answer from ``marginal()``
-        (``dpsynth.conjunctions.conjunction_counts``).
+        (``dpsynth.workload.conjunctions.conjunction_counts``).
         """
         attrs, values = np.asarray(attrs, dtype=np.int64), np.asarray(values, dtype=np.int64)
         if attrs.ndim != 2 or attrs.shape != values.shape:

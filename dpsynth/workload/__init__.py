@@ -1,0 +1,1 @@
+"""Workloads: the public query classes an algorithm measures (marginals, ranges, conjunctions)."""
