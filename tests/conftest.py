@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+from tests.helpers import ROOT, SHARED_DATA, shared_file  # noqa: F401  (re-exported for tests)
 
 
 @pytest.fixture
@@ -63,11 +62,3 @@ def tiny_table() -> pd.DataFrame:
             "flag": rng.integers(0, 2, size=n),
         }
     )
-
-
-def shared_file(*parts: str) -> Path:
-    """A file under ../shared/data, or skip the test when it is absent."""
-    p = SHARED_DATA.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"shared dataset not available: {p}")
-    return p

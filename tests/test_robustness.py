@@ -39,7 +39,7 @@ CONFIG = {
     "algorithm": {"name": "laplace"},
     "workload": {"marginals": {"k": 2}},
 }
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ from dpsynth.config import parse_config
 from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.pipeline import release_from_counts
-
-from .audit import audit, tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import audit, tiny_neighbours, tiny_raw_config
 
 ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery"]
 _WEIGHT = {"z": 1.0, "x": -1.0, "y": 0.0}

@@ -26,8 +26,7 @@ from dpsynth.privacy.mechanisms import (
     snapping_noise_scale,
 )
 from dpsynth.privacy.noisedown import noise_down
-
-from .audit import audit, epsilon_lower_bound
+from tests.privacy.audit import audit, epsilon_lower_bound
 
 N = 200_000
 
@@ -190,8 +189,7 @@ def test_laplace_algorithm_snapping_option_releases_lattice_values():
     """``algorithm.params.noise: snapping``: released marginals lie on the public lattice of the mechanism."""
     import dpsynth
     from dpsynth.config import parse_config
-
-    from .audit import tiny_neighbours, tiny_raw_config
+    from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
     raw = tiny_raw_config("laplace", "add-remove")
     raw["algorithm"]["params"] = {"noise": "snapping"}

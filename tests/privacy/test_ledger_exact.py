@@ -25,8 +25,7 @@ from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import zcdp_to_approx_dp
-
-from .audit import tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
 VARIANTS = [
     ("laplace", {}, 0.0),

@@ -31,8 +31,7 @@ from dpsynth.algorithms import ireduct
 from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
-
-from .audit import tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
 ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery"]
 EXPECTED_KINDS = {  # the sampling calls each algorithm must have made (so the replay covered them)

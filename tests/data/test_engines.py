@@ -27,8 +27,7 @@ from dpsynth.data.engines.stream import StreamCounts
 from dpsynth.data.io import read_table
 from dpsynth.errors import DataError
 from dpsynth.pipeline import release_from_source
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 @pytest.fixture(autouse=True)

@@ -190,9 +190,8 @@ def test_cli_non_private_oracle_writes_nothing(runner, tmp_path, root):
     """`release --non-private-oracle`: figures as JSON on stdout, a NOT-private warning, and no file at all."""
     import json
 
-    from conftest import shared_file
-
     from dpsynth.cli import app
+    from tests.helpers import shared_file
 
     pums = shared_file("pums", "PUMS.csv")
     out = tmp_path / "never.csv"

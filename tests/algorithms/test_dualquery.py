@@ -348,9 +348,8 @@ def test_hybrid_never_worse_than_local_search():
 @pytest.mark.slow
 def test_kddcup99_config_encodes_the_shared_file(root):
     """The public KDD99 config covers every value of the 10% file (no DataError), 200 bits."""
-    from conftest import shared_file
-
     from dpsynth.data.discretize import encode
+    from tests.helpers import shared_file
 
     path = shared_file("kddcup99", "kddcup99_10pct.csv.gz")
     cfg = dpsynth.load_config(root / "configs" / "kddcup99.yaml")

@@ -6,7 +6,6 @@ import dataclasses
 import itertools
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,8 +22,7 @@ from dpsynth.errors import ConfigError
 from dpsynth.privacy import Neighbouring
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def _ctx(domain, codes, workload, *, epsilon=1.0, delta=0.0, composition=None, extra=None,

@@ -1,0 +1,146 @@
+"""``dpsynth release``: synthetic rows and a privacy-budget report from a private table."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from dpsynth.cli._common import Bar, app, handle_errors, make_rng, stderr_console, string_columns
+from dpsynth.errors import UsageError
+
+
+@app.command()
+@handle_errors
+def release(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm).")],
+    input: Annotated[str, typer.Option("--input", "-i", help="Input table: .csv, .csv.gz, .parquet, or - for CSV on stdin.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Synthetic rows: .csv, .csv.gz, .parquet, or - for CSV on stdout.")],
+    report: Annotated[str | None, typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
+    marginals: Annotated[str | None, typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
+    max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
+    non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
+    engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
+) -> None:
+    """Release differentially private synthetic rows and a privacy-budget report."""
+    from dpsynth.config import load_config
+    from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
+    from dpsynth.pipeline import preflight
+    from dpsynth.pipeline import release as run_release
+
+    t0 = time.perf_counter()
+    console = stderr_console(quiet)
+    cfg = load_config(config)
+    if max_cells is not None:
+        if max_cells < 1:
+            raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
+        cfg = _replace(cfg, max_cells=max_cells)
+    preflight(cfg)
+    _check_engine(engine, input, spark_master)
+    if non_private_oracle:
+        _oracle(cfg, input, seed if seed is not None else cfg.seed)
+        return
+    if report is None:
+        if output == "-":
+            raise UsageError("--report is required when the output is stdout (-o -)")
+        report = f"{output}.report.json"
+    if report == "-" and output == "-":
+        raise UsageError("--report and --output cannot both be stdout")
+    outputs = [output, report] + ([marginals] if marginals else [])
+    if len(set(outputs)) != len(outputs):
+        raise UsageError("--output, --report and --marginals must be different paths")
+    for path in outputs:
+        check_output_path(path, force=force)
+    if input != "-" and input in outputs:
+        raise UsageError("an output path is the same as the input")
+    for path in (input, output, marginals):
+        if path:
+            table_format(path)  # a bad extension is a usage error, before any work
+    seed = seed if seed is not None else cfg.seed
+    string_cols = string_columns(cfg)
+    table = read_table(input, string_columns=string_cols) if engine == "numpy" else None
+    t_read = time.perf_counter()
+    with Bar(console, enabled=not quiet and console.is_terminal) as bar:
+        if table is None:  # the stream and spark engines read the file themselves
+            from dpsynth.pipeline import release_from_source
+
+            result = release_from_source(
+                input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
+                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
+            )
+        else:
+            result = run_release(
+                table, cfg, rng=make_rng(seed), seeded=seed is not None, progress=bar,
+                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"),
+            )
+    del table
+    t_alg = time.perf_counter()
+    with OutputSet(force=force) as out:
+        out.add_table(output, result.synthetic)
+        if marginals:
+            if result.marginals is None:
+                raise UsageError(f"algorithm '{cfg.algorithm}' releases no noisy marginals (drop --marginals)")
+            out.add_table(marginals, result.marginals)
+        out.add_json(report, result.report)
+        out.commit()
+    _summary(console, result.report, {"read": t_read - t0, "release": t_alg - t_read, "write": time.perf_counter() - t_alg})
+
+
+def _oracle(cfg, input: str, seed: int | None) -> None:
+    """--non-private-oracle: evaluation figures on stdout, a warning on stderr, no file written."""
+    import json
+
+    from dpsynth.data.io import read_table
+    from dpsynth.pipeline import oracle_figures
+
+    sys.stderr.write(
+        "dpsynth: WARNING: --non-private-oracle is NOT differentially private: the true counts choose the\n"
+        "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
+    )
+    string_cols = string_columns(cfg)
+    figures = oracle_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
+    typer.echo(json.dumps(figures))
+
+
+def _check_engine(engine: str, input: str, spark_master: str | None) -> None:
+    from dpsynth.data.engines import ENGINES
+
+    if engine not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine}'")
+    if engine != "numpy" and input == "-":
+        raise UsageError(f"--engine {engine} reads a file: give --input as a path, not - (stdin)")
+    if spark_master and engine != "spark":
+        raise UsageError("--spark-master needs --engine spark")
+
+
+def _replace(cfg, **changes):
+    import dataclasses
+
+    return dataclasses.replace(cfg, **changes)
+
+
+def _summary(console: Console, report: dict, timings: dict[str, float]) -> None:
+    p = report["privacy"]
+    table = Table(title="dpsynth release", show_header=False, title_justify="left")
+    table.add_row("algorithm", report["algorithm"]["name"])
+    table.add_row("epsilon spent / requested", f"{p['epsilon_spent']:.6g} / {p['epsilon_requested']:.6g}")
+    table.add_row("delta spent / requested", f"{p['delta_spent']:.3g} / {p['delta_requested']:.3g}")
+    table.add_row("composition", p["composition"]["theorem"])
+    table.add_row("neighbouring", p["neighbouring"])
+    table.add_row("n", p["n"]["mode"])
+    table.add_row("noisy values and choices (ledger)", str(sum(c["count"] for c in report["ledger"])))
+    table.add_row("synthetic rows", str(report["output"]["rows"]))
+    table.add_row("randomness", report["randomness"]["source"])
+    table.add_row("time (s)", ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
+    console.print(table)
+    for w in report["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}")

@@ -1,0 +1,29 @@
+"""``dpsynth schema …``: schema helpers."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from dpsynth.cli._common import handle_errors, schema_app
+
+
+@schema_app.command("draft")
+@handle_errors
+def schema_draft(
+    input: Annotated[str, typer.Argument(help="Table to draft a schema from (.csv, .csv.gz, .parquet, -).")],
+    max_categories: Annotated[int, typer.Option("--max-categories", help="Columns with more distinct values are drafted as numeric or flagged.")] = 100,
+) -> None:
+    """Print a YAML schema drafted FROM THE DATA for a person to edit (NOT private: see stderr)."""
+    from dpsynth.data.io import read_table
+    from dpsynth.nonprivate.draft import draft_schema
+
+    sys.stderr.write(
+        "dpsynth: WARNING: this schema is learned from the data and is NOT differentially private.\n"
+        "dpsynth: WARNING: its categories and bounds reveal values of the input. Replace them with\n"
+        "dpsynth: WARNING: public knowledge (documentation, round bounds) before any release.\n"
+    )
+    table = read_table(input)
+    typer.echo(draft_schema(table, max_categories=max_categories), nl=False)
