@@ -47,6 +47,9 @@ def preflight(config: Config) -> None:
             f"workload.marginals: the largest marginal has {worst} cells, more than the limit of "
             f"{config.max_cells} (raise --max-cells / limits.max_cells or use coarser bins)"
         )
+    check = getattr(get_algorithm(config.algorithm), "preflight", None)
+    if check is not None:  # the algorithm's own size guards, from the configuration alone
+        check(config.domain, config.marginals, config.params)
     if config.privacy.neighbouring is Neighbouring.REPLACE_ONE and not config.privacy.n_public:
         raise ConfigError(
             "privacy.n: under replace-one neighbours n is public; set 'n: public' "

@@ -7,6 +7,8 @@ Each algorithm lives in its own module, which defines:
   :func:`dpsynth.config.params_from_mapping` on a frozen dataclass);
 * ``composition(params, privacy) -> Composition`` (optional): the composition
   theorem the ledger must use (default: basic composition);
+* ``preflight(domain, workload, params)`` (optional): refuse a configuration
+  from public information alone, before any data is read;
 * ``run(ctx, params, *, rng) -> AlgorithmOutput``.
 
 To add an algorithm, add its module to ``_MODULES``.
@@ -28,6 +30,7 @@ _MODULES: dict[str, str] = {
     "ireduct": "dpsynth.algorithms.ireduct",
     "twophase": "dpsynth.algorithms.twophase",
     "iresamp": "dpsynth.algorithms.iresamp",
+    "fourier": "dpsynth.algorithms.fourier",
 }
 
 

@@ -179,6 +179,7 @@ TINY_PARAMS: dict[str, dict] = {
     "twophase": {"synthesis_passes": 2},
     "iresamp": {"lambda_max": 40.0, "synthesis_passes": 2},
     "dualquery": {"T": 3, "s": 4, "best_response": "local", "local_search": {"restarts": 1, "kicks": 2}},
+    "fourier": {},
 }
 """Small, fast parameters per algorithm (a release on 30 rows takes milliseconds)."""
 

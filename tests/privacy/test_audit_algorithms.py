@@ -25,7 +25,7 @@ from dpsynth.data.discretize import encode
 from dpsynth.pipeline import release_from_counts
 from tests.privacy.audit import audit, tiny_neighbours, tiny_raw_config
 
-ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery"]
+ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery", "fourier"]
 _WEIGHT = {"z": 1.0, "x": -1.0, "y": 0.0}
 
 

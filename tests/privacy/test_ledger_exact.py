@@ -38,6 +38,8 @@ VARIANTS = [
     ("iresamp", {}, 0.0),
     ("dualquery", {}, 0.0),
     ("dualquery", {"accounting": "advanced"}, 1e-3),
+    ("fourier", {}, 0.0),
+    ("fourier", {"noise": "continuous", "fit": "mw"}, 0.0),
 ]
 
 AWKWARD_EPSILONS = [0.1 + 0.2, 1 / 3, 0.7, 2.9999999999999996, 13.0]
@@ -135,7 +137,7 @@ def test_every_draw_is_charged_and_totals_are_exact(algorithm, params, delta, ne
 
 
 @pytest.mark.parametrize("epsilon", AWKWARD_EPSILONS)
-@pytest.mark.parametrize("algorithm", ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery"])
+@pytest.mark.parametrize("algorithm", ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery", "fourier"])
 def test_awkward_budgets_never_overspend(algorithm, epsilon, monkeypatch):
     """Budgets like 0.1 + 0.2 split into parts whose float sum rounds; the exact sum must still fit."""
     raw = tiny_raw_config(algorithm, "add-remove", epsilon=epsilon, n_epsilon=epsilon / 7)

@@ -33,7 +33,7 @@ from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
-ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery"]
+ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery", "fourier"]
 EXPECTED_KINDS = {  # the sampling calls each algorithm must have made (so the replay covered them)
     "laplace": {"discrete-laplace"},
     "mwem": {"laplace", "exponential"},
@@ -41,6 +41,7 @@ EXPECTED_KINDS = {  # the sampling calls each algorithm must have made (so the r
     "twophase": {"laplace"},
     "iresamp": {"laplace"},
     "dualquery": {"dq-sample"},
+    "fourier": {"discrete-laplace"},
 }
 
 
@@ -189,10 +190,11 @@ def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
     ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"laplace", "exponential"}),
     ("laplace", {"noise": "continuous"}, 0.0, {"laplace"}),
     ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"dq-sample"}),
+    ("fourier", {"noise": "continuous", "fit": "mw"}, 0.0, {"laplace"}),
 ])
 def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
     """Other code paths: MWEM cell queries, zCDP with Gaussian noise (L2 sensitivity), averaged output;
-    continuous Laplace; DualQuery under advanced composition."""
+    continuous Laplace; DualQuery under advanced composition; Fourier with continuous noise and the MW fit."""
     _coupled_replay(algorithm, "add-remove", params, monkeypatch, delta=delta, kinds=kinds)
 
 

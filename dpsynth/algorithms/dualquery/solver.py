@@ -1,7 +1,8 @@
 """The mixed-integer solver behind DualQuery's best response (Gaboardi et al. 2014, §5).
 
 :func:`mip_solver` is the one place that chooses and configures the solver:
-PuLP's ``PULP_CBC_CMD`` (PuLP < 4 ships the CBC binary).  :func:`solve_clauses_ip`
+PuLP's ``PULP_CBC_CMD`` (PuLP < 4 ships the CBC binary); :func:`lp_solver`, its
+sibling, configures the same CBC for the linear program of ``algorithm: fourier``.  :func:`solve_clauses_ip`
 builds the §5 integer program for one round and solves it.
 
 The program (the paper's encoding plus one-hot rows): a binary xᵦ per bit of
@@ -34,7 +35,7 @@ import numpy as np
 
 from dpsynth.errors import ConfigError
 
-__all__ = ["IPResult", "mip_solver", "solve_clauses_ip"]
+__all__ = ["IPResult", "lp_solver", "mip_solver", "solve_clauses_ip"]
 
 _IO_RESERVE = 0.5
 """Seconds kept for writing the model, starting CBC and reading its solution."""
@@ -77,6 +78,20 @@ def mip_solver(*, time_limit: float, gap: float, threads: int, warm_start: bool,
             "'pulp<4' (its wheel ships CBC) or set best_response: local"
         )
     return solver
+
+
+def lp_solver(*, time_limit: float):
+    """CBC for a pure linear program (``algorithm: fourier``): one thread, a time limit (s), quiet.
+
+    Raises ConfigError (one line) if the CBC binary is missing.
+    """
+    try:
+        return mip_solver(time_limit=time_limit, gap=0.0, threads=1, warm_start=False)
+    except ConfigError:
+        raise ConfigError(
+            "algorithm.params.fit: the CBC solver binary is not available; install 'pulp<4' "
+            "(its wheel ships CBC) or set fit: mw"
+        ) from None
 
 
 def solve_clauses_ip(
