@@ -10,7 +10,7 @@ This is the documented Python API behind ``dpsynth release``::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,8 +20,10 @@ from dpsynth.algorithms import AlgorithmContext, get_algorithm
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config
 from dpsynth.data.counts import ArrayCounts, Counts
-from dpsynth.data.discretize import check_columns, decode, encode
+from dpsynth.data.discretize import Decoded, check_columns, encode
 from dpsynth.errors import ConfigError
+from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
+from dpsynth.models.base import code_dtype
 from dpsynth.privacy.accountant import BasicComposition, Ledger
 from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
@@ -33,10 +35,37 @@ __all__ = ["ReleaseResult", "marginals_table", "preflight", "release", "release_
 
 @dataclass
 class ReleaseResult:
-    synthetic: pd.DataFrame
+    """A release: the report, the released model, the noisy marginals, and the synthetic rows.
+
+    The rows are drawn lazily and in chunks (:meth:`chunks`), from a generator
+    seeded by the release's ``rng``, so the CLI can write any number of rows in
+    bounded memory; :attr:`synthetic` materialises them (the same rows) as one
+    DataFrame.  ``model`` (a :class:`~dpsynth.modelfile.ReleasedModel`) draws
+    further rows at no privacy cost: ``result.model.sample(n, rng=...)``.
+    """
+
     report: dict
     marginals: pd.DataFrame | None
+    model: ReleasedModel
+    rows: int
     diagnostics: dict = field(default_factory=dict)  # not in the report (e.g. run times)
+    draw_entropy: tuple[int, ...] = ()
+    codes: np.ndarray | None = None  # rows fixed by the algorithm itself (DualQuery)
+
+    def chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[Decoded]:
+        """The synthetic rows, ``chunk_rows`` at a time (the same rows on every call)."""
+        rng = np.random.default_rng(list(self.draw_entropy))
+        source = self.codes if self.codes is not None else self.model.model
+        return draw_chunks(source, self.model.config, self.rows, rng=rng, chunk_rows=chunk_rows)
+
+    @property
+    def synthetic(self) -> pd.DataFrame:
+        """All synthetic rows as one DataFrame (memory proportional to the rows; cached)."""
+        cached = self.__dict__.get("_synthetic")
+        if cached is None:
+            frames = [c.to_pandas() for c in self.chunks()]
+            cached = self.__dict__["_synthetic"] = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        return cached
 
 
 def preflight(config: Config) -> None:
@@ -145,18 +174,25 @@ def release_from_counts(
         progress=progress,
     )
     out = alg.run(ctx, config.params, rng=rng)
-    synthetic = decode(out.codes, config.domain, numeric=config.output.numeric, rng=rng)
+    codes = None if out.codes is None else np.asarray(out.codes).astype(code_dtype(config.domain.sizes), copy=False)
+    rows = len(codes) if codes is not None else rows
     marginals = marginals_table(out.marginals, config) if out.marginals else None
     report = build_report(
         config,
         ledger,
         details=out.details,
         warnings=out.warnings,
-        rows=len(synthetic),
+        rows=rows,
         seeded=seeded,
         marginals_released=len(out.marginals),
     )
-    return ReleaseResult(synthetic=synthetic, report=report, marginals=marginals, diagnostics=out.diagnostics)
+    model = ReleasedModel(config, out.model, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
+    report["model"] = {"sha256": model.sha256, "kind": out.model.kind}
+    # The rows are post-processing of the model: drawn later, in chunks, from a generator
+    # seeded here by the release's own randomness.
+    entropy = tuple(int(x) for x in rng.integers(0, 2**63, size=4))
+    return ReleaseResult(report=report, marginals=marginals, model=model, rows=rows, diagnostics=out.diagnostics,
+                         draw_entropy=entropy, codes=codes)
 
 
 def oracle_figures(table: pd.DataFrame, config: Config, *, rng: np.random.Generator) -> dict:

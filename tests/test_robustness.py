@@ -245,11 +245,14 @@ def test_report_validates_and_holds_no_true_n_hash_or_time(algorithm):
     true_n = 1234
     table, _ = tiny_neighbours("add-remove", n=true_n)
     cfg = parse_config(tiny_raw_config(algorithm, "add-remove", epsilon=2.0, n_epsilon=0.5))
-    report = dpsynth.release(table, cfg, rng=np.random.default_rng(6)).report
+    result = dpsynth.release(table, cfg, rng=np.random.default_rng(6))
+    report = result.report
     validate_report(report)
     assert report["privacy"]["n"]["mode"] == "noisy" and report["output"]["rows"] != true_n  # precondition
+    # the one hash allowed: the released model's (a digest of mechanism outputs), linking report and model
+    assert report["model"]["sha256"] == result.model.sha256
     for path, key, value in _walk(report):
-        if path.startswith((".algorithm.params", ".algorithm.details.solver")):
+        if path.startswith((".algorithm.params", ".algorithm.details.solver")) or path == ".model.sha256":
             continue  # the configuration and its echo in details (public, e.g. solver.time_limit)
         if key is not None:
             assert not set(key.lower().replace("-", "_").split("_")) & _FORBIDDEN_KEY_WORDS, path

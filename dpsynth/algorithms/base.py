@@ -15,7 +15,8 @@ import numpy as np
 
 from dpsynth.data.counts import Counts
 from dpsynth.data.schema import Domain
-from dpsynth.models.synthesis import synthesize
+from dpsynth.models.base import Model
+from dpsynth.models.synthesis import fit_model
 from dpsynth.privacy.accountant import Ledger
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
@@ -55,15 +56,20 @@ class NoisyMarginal:
 
 @dataclass
 class AlgorithmOutput:
-    """Result of an algorithm: synthetic rows as codes, and what may go in the report.
+    """Result of an algorithm: the released model (or rows as codes), and what may go in the report.
 
-    ``codes`` is an (rows × d) integer array over the domain.  ``details`` must
+    ``model`` is the released model (:class:`dpsynth.models.base.Model`), a
+    function of mechanism outputs only; the pipeline draws the ``ctx.rows``
+    synthetic rows from it in chunks.  ``codes``, an (rows × d) integer array
+    over the domain, is set instead by algorithms whose release *is* a set of
+    rows (DualQuery); they still give a ``model`` for later sampling.  ``details`` must
     contain only public values or functions of mechanism outputs (it goes into
     the report verbatim).  ``diagnostics`` holds what must NOT go into the
     report (run times, for benchmarks); it is returned to library callers only.
     """
 
-    codes: np.ndarray
+    model: Model | None = None
+    codes: np.ndarray | None = None
     marginals: Sequence[NoisyMarginal] = ()
     details: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -71,13 +77,14 @@ class AlgorithmOutput:
 
 
 def release_marginals(ctx, params, measure, *, rng: np.random.Generator):
-    """``run`` of the marginal-releasing algorithms: ``measure`` (charged), then rows from the result.
+    """``run`` of the marginal-releasing algorithms: ``measure`` (charged), then a model of the result.
 
-    ``measure(ctx, params, rng=rng)`` returns (noisy marginals, details, warnings); the rows are
-    post-processing of those marginals (:func:`synthesize`), so they cost no extra privacy.
+    ``measure(ctx, params, rng=rng)`` returns (noisy marginals, details, warnings); the model
+    (and the rows drawn from it) is post-processing of those marginals (:func:`fit_model`), so
+    it costs no extra privacy.
     """
     marginals, details, warnings = measure(ctx, params, rng=rng)
-    codes, details["synthesis"], synth_warnings = synthesize(
-        ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng, passes=params.synthesis_passes
+    model, details["synthesis"], synth_warnings = fit_model(
+        ctx.domain, marginals, total=ctx.n, passes=params.synthesis_passes
     )
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings + synth_warnings)
+    return AlgorithmOutput(model=model, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -115,13 +115,13 @@ def independent_sample(domain, marginals, rows: int, *, rng: np.random.Generator
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     eps = ctx.ledger.remaining()
     marginals = measure_marginals(ctx, ctx.workload, eps, rng=rng, noise=params.noise)
-    from dpsynth.models.synthesis import synthesize
+    from dpsynth.models.synthesis import fit_model
 
-    codes, synthesis, warnings = synthesize(ctx.domain, marginals, ctx.rows, total=ctx.n, rng=rng)
+    model, synthesis, warnings = fit_model(ctx.domain, marginals, total=ctx.n)
     details = {
         "marginals_measured": len(marginals),
         "noise": params.noise,
         "noise_scale_per_cell": marginals[0].scale if marginals else None,
         "synthesis": synthesis,
     }
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=warnings)
+    return AlgorithmOutput(model=model, marginals=marginals, details=details, warnings=warnings)

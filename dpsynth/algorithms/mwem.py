@@ -59,6 +59,7 @@ from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarg
 from dpsynth.config import params_from_mapping
 from dpsynth.errors import ConfigError
 from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
+from dpsynth.models.mixture import MixtureModel
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
 from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
 from dpsynth.workload.ranges import parse_ranges
@@ -356,12 +357,16 @@ class Fit:
     def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
         return _sample(self.model, self.snapshots, rows, rng=rng)
 
+    @property
+    def output(self):
+        """The output distribution as a released model: A_T, or the uniform mixture of A₁ … A_T."""
+        return MixtureModel(self.snapshots) if self.snapshots else self.model
+
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    """MWEM release: :func:`fit`, then ``ctx.rows`` rows sampled from the output distribution."""
+    """MWEM release: :func:`fit`; the pipeline samples ``ctx.rows`` rows from the output distribution."""
     result = fit(ctx, params, rng=rng)
-    codes = result.sample(ctx.rows, rng=rng)
-    return AlgorithmOutput(codes=codes, marginals=result.released, details=result.details,
+    return AlgorithmOutput(model=result.output, marginals=result.released, details=result.details,
                            warnings=result.warnings)
 
 

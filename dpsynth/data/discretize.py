@@ -12,7 +12,7 @@ import pandas as pd
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
 from dpsynth.errors import DataError
 
-__all__ = ["check_columns", "decode", "encode"]
+__all__ = ["Decoded", "check_columns", "decode", "decode_columns", "encode"]
 
 
 def check_columns(columns, domain: Domain) -> list[str]:
@@ -126,12 +126,76 @@ def _as_numbers(col: pd.Series, name: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- decoding
+class Decoded:
+    """Decoded values of a chunk of rows, column by column, before they become a table.
+
+    Per column: ``(spec, values, isnull)``.  A categorical column keeps its
+    codes (an index into the label table; nulls are masked), so each output
+    format can map them cheaply: :meth:`to_pandas` through an object array of
+    labels, :meth:`to_arrow` as a dictionary array (no Python strings).
+    """
+
+    def __init__(self, columns: list[tuple[ColumnSpec, np.ndarray, np.ndarray]]):
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.columns[0][1]) if self.columns else 0
+
+    def to_pandas(self) -> pd.DataFrame:
+        data = {}
+        for spec, vals, isnull in self.columns:
+            if isinstance(spec, CategoricalColumn):
+                table = np.array(list(_category_values(spec)) + [None], dtype=object)
+                out = table[np.where(isnull, len(table) - 1, vals)]
+                data[spec.name] = pd.Series(out, dtype=_int_dtype(spec) if _all_int(spec) else object)
+            elif np.issubdtype(vals.dtype, np.integer):
+                if spec.missing:
+                    data[spec.name] = pd.Series(pd.array(np.where(isnull, 0, vals), dtype="Int64")).mask(isnull)
+                else:
+                    data[spec.name] = pd.Series(vals)
+            else:
+                data[spec.name] = pd.Series(np.where(isnull, np.nan, vals))
+        return pd.DataFrame(data)
+
+    def to_arrow(self):
+        """A ``pyarrow.Table`` with the types of :func:`arrow_schema` (categories as dictionaries)."""
+        import pyarrow as pa
+
+        arrays = []
+        for spec, vals, isnull in self.columns:
+            mask = isnull if spec.missing else None
+            if isinstance(spec, CategoricalColumn):
+                values = list(_category_values(spec))
+                if _all_int(spec):
+                    arrays.append(pa.array(np.asarray(values, dtype=np.int64)[vals], mask=mask))
+                else:
+                    labels = pa.array([str(v) for v in values], type=pa.string())
+                    indices = pa.array(vals.astype(np.int32, copy=False), mask=mask)
+                    arrays.append(pa.DictionaryArray.from_arrays(indices, labels))
+            else:
+                arrays.append(pa.array(vals, mask=mask))
+        return pa.Table.from_arrays(arrays, names=[spec.name for spec, _, _ in self.columns])
+
+
+def _category_values(spec: CategoricalColumn) -> tuple:
+    return tuple(spec.categories) + (("__other__",) if spec.other else ())
+
+
+def _all_int(spec: CategoricalColumn) -> bool:
+    return all(isinstance(x, int) and not isinstance(x, bool) for x in spec.categories) and not spec.other
+
+
+def _int_dtype(spec: ColumnSpec) -> str:
+    return "Int64" if spec.missing else "int64"
+
+
 def decode(
     codes: np.ndarray,
     domain: Domain,
     *,
     numeric: str = "uniform",
     rng: np.random.Generator,
+    bounds=None,
 ) -> pd.DataFrame:
     """Map (rows × d) codes back to a DataFrame with the schema's column types.
 
@@ -139,32 +203,46 @@ def decode(
     integer columns decode exactly; a numeric bin decodes to a uniform draw
     inside it (``numeric='uniform'``) or its midpoint, rounded to an integer
     in the bin when the column is declared ``integer: true``.  Null codes
-    decode to missing values.
+    decode to missing values.  ``bounds`` (see :func:`decode_columns`)
+    restricts the uniform draws of numeric columns.
     """
-    codes = np.asarray(codes, dtype=np.int64)
+    return decode_columns(codes, domain, numeric=numeric, rng=rng, bounds=bounds).to_pandas()
+
+
+def decode_columns(
+    codes: np.ndarray,
+    domain: Domain,
+    *,
+    numeric: str = "uniform",
+    rng: np.random.Generator,
+    bounds=None,
+) -> Decoded:
+    """Decode column by column (the randomness is drawn in column order, as by :func:`decode`).
+
+    ``bounds``: per column ``None`` or ``(low, high)``, a closed interval the
+    decoded value of a numeric (binned) column must lie in; uniform draws are
+    taken inside bin ∩ interval (for ``integer: true`` columns the bounds are
+    integers).  Used by conditional sampling, whose weights make sure only
+    bins meeting the interval are drawn.
+    """
+    codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] != len(domain):
         raise ValueError("codes must be an (rows × d) array matching the domain")
-    data = {}
+    out = []
     for j, spec in enumerate(domain.columns):
-        data[spec.name] = _decode_column(codes[:, j], spec, numeric, rng)
-    return pd.DataFrame(data)
+        c = codes[:, j].astype(np.int64)
+        limit = None if bounds is None else bounds[j]
+        out.append((spec, *_decode_column(c, spec, numeric, rng, limit)))
+    return Decoded(out)
 
 
-def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator) -> pd.Series:
+def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator, limit):
+    """(values, isnull) of one column; categorical values are indices into its label table."""
     isnull = (c == spec.size - 1) if spec.missing else np.zeros(len(c), dtype=bool)
     if isinstance(spec, CategoricalColumn):
-        cats = list(spec.categories)
-        all_int = all(isinstance(x, int) and not isinstance(x, bool) for x in cats) and not spec.other
-        table = np.array(cats + (["__other__"] if spec.other else []) + [None], dtype=object)
-        vals = table[np.where(isnull, len(table) - 1, np.minimum(c, len(table) - 2))]
-        if all_int:
-            return pd.Series(vals, dtype="Int64" if spec.missing else "int64")
-        return pd.Series(vals, dtype=object)
+        return np.where(isnull, 0, np.minimum(c, len(_category_values(spec)) - 1)), isnull
     if isinstance(spec, IntegerColumn):
-        vals = spec.lower + c
-        if spec.missing:
-            return pd.Series(pd.array(np.where(isnull, 0, vals), dtype="Int64")).mask(isnull)
-        return pd.Series(vals.astype(np.int64))
+        return np.where(isnull, 0, spec.lower + c).astype(np.int64), isnull
     # numeric bins
     edges = np.asarray(spec.edges)
     b = np.minimum(c, spec.n_bins - 1)
@@ -173,13 +251,18 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
         ilo = np.ceil(lo)
         ihi = np.where(b == spec.n_bins - 1, np.floor(hi), np.ceil(hi) - 1)
         empty = ihi < ilo
+        if limit is not None:
+            ilo, ihi = np.maximum(ilo, limit[0]), np.minimum(ihi, limit[1])
         if numeric == "uniform":
             draw = ilo + np.floor(rng.random(len(c)) * (ihi - ilo + 1))
         else:
             draw = np.round((lo + hi) / 2.0)
         vals = np.where(empty, np.round((lo + hi) / 2.0), np.minimum(draw, ihi))
-        if spec.missing:
-            return pd.Series(pd.array(np.where(isnull, 0, vals).astype(np.int64), dtype="Int64")).mask(isnull)
-        return pd.Series(vals.astype(np.int64))
-    vals = lo + rng.random(len(c)) * (hi - lo) if numeric == "uniform" else (lo + hi) / 2.0
-    return pd.Series(np.where(isnull, np.nan, vals))
+        return np.where(isnull, 0, vals).astype(np.int64), isnull
+    if numeric == "uniform":
+        if limit is not None:
+            lo, hi = np.maximum(lo, limit[0]), np.minimum(hi, limit[1])
+        vals = lo + rng.random(len(c)) * (hi - lo)
+    else:
+        vals = (lo + hi) / 2.0
+    return np.where(isnull, np.nan, vals), isnull

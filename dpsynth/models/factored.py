@@ -36,8 +36,11 @@ marginals into rows, e.g. iReduct's synthesis):
 ``model.mw_passes(measurements, passes)``
     The §2.3.2 improvement: apply the update for every measurement, in order,
     ``passes`` times.
-``model.sample(rows, rng=...) -> (rows × d) int64 codes``
-    Independent draws, factor by factor, each factor vectorized over rows.
+``model.sample(rows, rng=...) -> (rows × d) codes``
+    Independent draws, factor by factor, each factor vectorized over rows
+    (narrowest unsigned dtype, :func:`dpsynth.models.base.code_dtype`).
+``model.probability(weights)``, ``model.condition(weights)``, ``model.to_arrays()``, ``FactoredModel.from_arrays``
+    The released-model interface of :mod:`dpsynth.models.base` (kind ``factored``).
 ``fit_marginals(domain, measurements, total, *, passes, max_factor_cells, init, rng=None)``
     Fits a model to a fixed list of :class:`~dpsynth.algorithms.base.NoisyMarginal`
     by MW passes, starting from the noisy 1-way projections (``init="one-way"``,
@@ -65,6 +68,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from dpsynth.models.base import ZeroProbability, check_finite_probs, check_weights, code_dtype
 
 __all__ = [
     "DEFAULT_MAX_FACTOR_CELLS",
@@ -190,6 +195,8 @@ def _reduce(arr: np.ndarray, keep: list[int]) -> np.ndarray:
 
 class FactoredModel:
     """n times a product of independent distributions over disjoint attribute groups (§4)."""
+
+    kind = "factored"
 
     def __init__(self, sizes: Sequence[int], total: float, *, max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS):
         self.sizes = tuple(int(s) for s in sizes)
@@ -343,20 +350,115 @@ class FactoredModel:
             f.probs /= f.probs.sum()
             f.changed()
 
-    # -- sampling -----------------------------------------------------------------
+    # -- sampling ----------------------------------------------------------------
     def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
-        """``rows`` independent records drawn from the model, as an (rows × d) int64 array."""
-        codes = np.empty((int(rows), len(self.sizes)), dtype=np.int64)
+        """``rows`` independent records drawn from the model, as a (rows × d) array of
+        :func:`~dpsynth.models.base.code_dtype` codes."""
+        codes = np.empty((int(rows), len(self.sizes)), dtype=code_dtype(self.sizes))
         for f in self.factors:  # loop over factors; vectorized over rows
             cdf = np.cumsum(f.probs.reshape(-1))
             u = rng.random(int(rows)) * cdf[-1]
             flat = np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+            if len(f.attrs) == 1:
+                codes[:, f.attrs[0]] = flat
+                continue
             for a, col in zip(f.attrs, np.unravel_index(flat, f.probs.shape)):
                 codes[:, a] = col
         return codes
 
+    # -- the released-model interface (dpsynth.models.base.Model) ----------------
+    def _factor_weights(self, f: _Factor, weights) -> np.ndarray | None:
+        """The weights of ``f``'s attributes as one array broadcastable against ``f.probs``."""
+        out = None
+        for pos, a in enumerate(f.attrs):
+            if weights[a] is None:
+                continue
+            shape = [1] * len(f.attrs)
+            shape[pos] = self.sizes[a]
+            w = weights[a].reshape(shape)
+            out = w if out is None else out * w
+        return out
+
+    def probability(self, weights) -> float:
+        """Σₓ p(x)·Πₐ wₐ(xₐ): a product over factors of each factor's weighted sum."""
+        weights = check_weights(weights, self.sizes)
+        prob = 1.0
+        for f in self.factors:
+            w = self._factor_weights(f, weights)
+            if w is not None:
+                prob *= float(np.sum(f.probs * w))
+        return prob
+
+    def condition(self, weights) -> FactoredModel:
+        """p'(x) ∝ p(x)·Πₐ wₐ(xₐ), exactly: the weights of attributes in one factor
+        multiply that factor only, because the factors are independent (§4)."""
+        weights = check_weights(weights, self.sizes)
+        other = self.copy()
+        mass = 1.0
+        for f in other.factors:
+            w = self._factor_weights(f, weights)
+            if w is None:
+                continue
+            probs = f.probs * w
+            z = float(probs.sum())
+            if not z > 0:
+                raise ZeroProbability("the condition has probability 0 under the model")
+            f.probs = probs / z
+            f.changed()
+            mass *= z
+        other.total = self.total * mass
+        return other
+
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        meta = {
+            "sizes": list(self.sizes),
+            "total": self.total,
+            "max_factor_cells": self.max_factor_cells,
+            "factors": [list(f.attrs) for f in self.factors],
+            "unmerged": list(self.unmerged),
+        }
+        return meta, {f"factor_{i}": np.ascontiguousarray(f.probs, dtype=np.float64)
+                      for i, f in enumerate(self.factors)}
+
+    @classmethod
+    def from_arrays(cls, meta, arrays) -> FactoredModel:
+        """Rebuild from :meth:`to_arrays`; ``ValueError`` unless the factors partition the
+        attributes and every factor is a probability array of the right shape."""
+        if not isinstance(meta, dict) or set(meta) != {"sizes", "total", "max_factor_cells", "factors", "unmerged"}:
+            raise ValueError("factored model: unexpected metadata keys")
+        sizes = _int_list(meta["sizes"], "sizes")
+        groups = [tuple(_int_list(g, "factors")) for g in _list(meta["factors"], "factors")]
+        if sorted(a for g in groups for a in g) != list(range(len(sizes))) or any(list(g) != sorted(g) for g in groups):
+            raise ValueError("factored model: the factors must partition the attributes (each sorted)")
+        if set(arrays) != {f"factor_{i}" for i in range(len(groups))}:
+            raise ValueError("factored model: the arrays do not match the factors")
+        total, cap = meta["total"], meta["max_factor_cells"]
+        if isinstance(total, bool) or not isinstance(total, (int, float)) or isinstance(cap, bool) or not isinstance(cap, int):
+            raise TypeError("factored model: total must be a number and max_factor_cells an integer")
+        model = cls(sizes, float(total), max_factor_cells=cap)
+        model.factors = [
+            _Factor(g, check_finite_probs(arrays[f"factor_{i}"], f"factor {i}", tuple(sizes[a] for a in g)))
+            for i, g in enumerate(groups)
+        ]
+        model._reindex()
+        model.unmerged = _int_list(meta["unmerged"], "unmerged")
+        return model
+
     def largest_factor_cells(self) -> int:
         return max(f.probs.size for f in self.factors)
+
+
+def _list(value, what: str) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"factored model: {what} must be a list")
+    return value
+
+
+def _int_list(value, what: str) -> list[int]:
+    value = _list(value, what)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        raise ValueError(f"factored model: {what} must hold non-negative integers")
+    return [int(v) for v in value]
 
 
 def soft_threshold(err, tol: float) -> np.ndarray:

@@ -49,7 +49,7 @@ import numpy as np
 
 from dpsynth.models.factored import DEFAULT_MAX_FACTOR_CELLS, FactoredModel, fit_marginals
 
-__all__ = ["fit", "ipf_pass", "synthesis_order", "synthesize"]
+__all__ = ["fit", "fit_model", "ipf_pass", "synthesis_order", "synthesize"]
 
 _MIX = 1e-3
 """Weight of the uniform distribution mixed into every IPF target."""
@@ -66,22 +66,17 @@ def synthesis_order(marginals: Sequence, total: float) -> list[int]:
     return sorted(range(len(marginals)), key=lambda i: keys[i])
 
 
-def synthesize(
+def fit_model(
     domain,
     marginals: Sequence,
-    rows: int,
     *,
     total: float,
-    rng: np.random.Generator,
     passes: int = 10,
     max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
     method: str = "mw",
-) -> tuple[np.ndarray, dict, list[str]]:
-    """Rows (codes) drawn from a factored model fitted to the noisy ``marginals``.
-
-    Returns ``(codes, details, warnings)``; ``details`` holds public facts
-    about the fit (groups, unmerged marginals) for the report.
-    """
+) -> tuple[FactoredModel, dict, list[str]]:
+    """The model of steps 1–2, with ``(model, details, warnings)``; ``details`` holds public facts
+    about the fit (groups, unmerged marginals) for the report.  No marginals: the uniform model."""
     marginals = list(marginals)
     warnings: list[str] = []
     covered = {a for m in marginals for a in m.attrs}
@@ -91,11 +86,8 @@ def synthesize(
             "no workload marginal covers column(s) " + ", ".join(uncovered) + "; they are sampled uniformly"
         )
     if not marginals:
-        sizes = np.asarray(domain.sizes)
-        codes = (rng.random((int(rows), len(sizes))) * sizes).astype(np.int64)
-        return codes, {"method": "uniform (no marginals)"}, warnings
+        return FactoredModel(domain.sizes, max(float(total), 1.0)), {"method": "uniform (no marginals)"}, warnings
     model = fit(domain, marginals, total=total, passes=passes, max_factor_cells=max_factor_cells, method=method)
-    codes = model.sample(int(rows), rng=rng)
     details = {
         "method": f"product-of-factors model fitted to the noisy marginals ({_METHODS[method]}), then sampling",
         "passes": int(passes),
@@ -108,7 +100,24 @@ def synthesize(
             f"{len(model.unmerged)} of {len(marginals)} marginals could not be merged into the model "
             f"(max_factor_cells={max_factor_cells}); they are fitted through their lower-order projections"
         )
-    return codes, details, warnings
+    return model, details, warnings
+
+
+def synthesize(
+    domain,
+    marginals: Sequence,
+    rows: int,
+    *,
+    total: float,
+    rng: np.random.Generator,
+    passes: int = 10,
+    max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
+    method: str = "mw",
+) -> tuple[np.ndarray, dict, list[str]]:
+    """Rows (codes) drawn from the model of :func:`fit_model`: ``(codes, details, warnings)``."""
+    model, details, warnings = fit_model(domain, marginals, total=total, passes=passes,
+                                         max_factor_cells=max_factor_cells, method=method)
+    return model.sample(int(rows), rng=rng), details, warnings
 
 
 def _targets(model: FactoredModel, marginals: Sequence, unmerged: set[int]) -> list[tuple[tuple[int, ...], np.ndarray]]:

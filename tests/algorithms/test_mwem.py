@@ -19,6 +19,7 @@ from dpsynth.config import PrivacyConfig, parse_config
 from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError
+from dpsynth.models.mixture import MixtureModel
 from dpsynth.privacy import Neighbouring
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
@@ -114,7 +115,7 @@ def test_ledger_sums_to_epsilon(small, raw, nb):
             assert c.sensitivity == 1.0 and c.count == 1
         else:  # histograms and cuboid scores
             assert c.sensitivity == nb.histogram_l1
-    assert out.codes.shape == (400, 4)
+    assert out.codes is None and out.model.sample(400, rng=np.random.default_rng(0)).shape == (400, 4)
     assert len(out.details["selected"]) == T
 
 
@@ -168,8 +169,9 @@ def test_seeded_reproducibility(small):
     a = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(9))
     b = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(9))
     c = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(10))
-    assert np.array_equal(a.codes, b.codes) and a.details == b.details
-    assert not np.array_equal(a.codes, c.codes)
+    rows = [out.model.sample(400, rng=np.random.default_rng(0)) for out in (a, b, c)]
+    assert np.array_equal(rows[0], rows[1]) and a.details == b.details
+    assert not np.array_equal(rows[0], rows[2])
 
 
 def test_factor_cap_removes_candidates(small):
@@ -190,8 +192,10 @@ def test_average_output_samples_all_rows(small):
     params = mwem.parse_params({"iterations": 3, "output": "average"})
     ctx = dataclasses.replace(_ctx(domain, codes, wl), rows=123)
     out = mwem.run(ctx, params, rng=np.random.default_rng(0))
-    assert out.codes.shape == (123, 4)
-    assert np.all(out.codes < np.array(domain.sizes))
+    assert isinstance(out.model, MixtureModel) and len(out.model.components) == 3
+    rows = out.model.sample(123, rng=np.random.default_rng(0))
+    assert rows.shape == (123, 4)
+    assert np.all(rows < np.array(domain.sizes))
 
 
 def test_mwem_beats_independence_on_correlated_data(small):
@@ -205,7 +209,7 @@ def test_mwem_beats_independence_on_correlated_data(small):
     params = mwem.parse_params({"iterations": 6, "mw_passes": 50})
     out = mwem.run(_ctx(domain, codes, wl, epsilon=50.0), params, rng=np.random.default_rng(0))
     true = ArrayCounts(codes, domain).marginal((0, 1)) / 400
-    syn = ArrayCounts(out.codes, domain).marginal((0, 1)) / 400
+    syn = ArrayCounts(out.model.sample(400, rng=np.random.default_rng(1)), domain).marginal((0, 1)) / 400
     indep = np.outer(true.sum(1), true.sum(0))
     # sampling error of 400 rows over 15 cells: E|.| ≲ sqrt(15/400) ≈ 0.19; independence error:
     assert np.abs(indep - true).sum() > 0.6

@@ -48,6 +48,7 @@ from dpsynth.algorithms.dualquery.accounting import (
 )
 from dpsynth.config import params_from_mapping
 from dpsynth.errors import ConfigError
+from dpsynth.models.mixture import RecordsModel
 from dpsynth.workload.conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
 
 __all__ = [
@@ -322,7 +323,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     }
     # Wall times stay out of the report (no run times in a release): library callers get them here.
     diagnostics = {"round_seconds": [r.pop("seconds") for r in rounds]}
-    return AlgorithmOutput(codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
+    model = RecordsModel(records, ctx.domain.sizes)  # the T best responses, for later sampling
+    return AlgorithmOutput(model=model, codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
 
 
 def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng):
