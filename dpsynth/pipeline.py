@@ -24,6 +24,7 @@ from dpsynth.data.discretize import Decoded, check_columns, encode
 from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
 from dpsynth.models.base import code_dtype
+from dpsynth.models.mixture import RecordsModel
 from dpsynth.privacy.accountant import BasicComposition, Ledger
 from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
@@ -186,13 +187,20 @@ def release_from_counts(
         seeded=seeded,
         marginals_released=len(out.marginals),
     )
-    model = ReleasedModel(config, out.model, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
-    report["model"] = {"sha256": model.sha256, "kind": out.model.kind}
+    fitted = out.model if out.model is not None else _records_model(codes, config.domain.sizes)
+    model = ReleasedModel(config, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
+    report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
     # seeded here by the release's own randomness.
     entropy = tuple(int(x) for x in rng.integers(0, 2**63, size=4))
     return ReleaseResult(report=report, marginals=marginals, model=model, rows=rows, diagnostics=out.diagnostics,
                          draw_entropy=entropy, codes=codes)
+
+
+def _records_model(codes: np.ndarray, sizes) -> RecordsModel:
+    """For an algorithm that returns rows only: the distinct rows, weighted by their counts."""
+    records, counts = np.unique(codes, axis=0, return_counts=True)
+    return RecordsModel(records, sizes, counts.astype(float))
 
 
 def oracle_figures(table: pd.DataFrame, config: Config, *, rng: np.random.Generator) -> dict:

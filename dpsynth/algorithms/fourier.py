@@ -66,6 +66,7 @@ from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarg
 from dpsynth.config import params_from_mapping
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
+from dpsynth.models.mixture import RecordsModel
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
 
@@ -394,4 +395,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     how = "linear program (survey §4.2 step 3)" if result.details["fit"] == "lp" else "multiplicative weights"
     details = {**result.details, "synthesis": f"the table fitted by {how}, rounded to the output row count by "
                "largest remainders, its records in random order"}
-    return AlgorithmOutput(codes=codes, marginals=marginals, details=details, warnings=result.warnings)
+    weights = np.clip(result.table, 0.0, None)
+    cells_all = np.stack(np.unravel_index(np.arange(weights.size), ctx.domain.sizes), axis=1)
+    model = RecordsModel(cells_all, ctx.domain.sizes, weights if weights.sum() > 0 else None)  # the fitted table
+    return AlgorithmOutput(model=model, codes=codes, marginals=marginals, details=details, warnings=result.warnings)
