@@ -21,13 +21,14 @@ def evaluate(
     real: Annotated[str, typer.Option("--real", help="The REAL table (.csv, .csv.gz, .parquet).")],
     synthetic: Annotated[str, typer.Option("--synthetic", help="The synthetic table to evaluate.")],
     marginals: Annotated[str | None, typer.Option("--marginals", help="Released noisy marginals (release --marginals) to score too.")] = None,
-    k: Annotated[str, typer.Option("--k", help="Marginal orders to evaluate, comma-separated.")] = "1,2,3",
+    k: Annotated[str | None, typer.Option("--k", help="Marginal orders to evaluate, comma-separated (default 1,2,3).")] = None,
     sample_marginals: Annotated[int | None, typer.Option("--sample-marginals", help="Evaluate this many random k-way marginals per k instead of all.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampled marginals, range queries and CV folds (no privacy role).")] = 0,
     json_out: Annotated[str | None, typer.Option("--json", help="Write the full result as JSON (- for stdout).")] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Write a PNG of per-marginal errors and baselines.")] = None,
     sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
-    ranges: Annotated[int, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none).")] = 1000,
+    ranges: Annotated[int | None, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none; default 1000).")] = None,
+    workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges and conjunctions, as released) instead of all k-way marginals and random ranges.")] = False,
     target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or timings on stderr.")] = False,
@@ -41,11 +42,14 @@ def evaluate(
 
     t0 = time.perf_counter()
     console = stderr_console(quiet)
+    if workload and (k is not None or ranges is not None):
+        raise UsageError("--workload scores the configuration's own marginals and ranges; drop --k and --ranges")
     try:
-        ks = tuple(int(x) for x in k.split(","))
+        ks = tuple(int(x) for x in (k or "1,2,3").split(","))
     except ValueError:
         raise UsageError(f"--k must be comma-separated integers such as 1,2,3, got '{k}'") from None
-    options = EvalOptions(ks=ks, sample_marginals=sample_marginals, sanity_bound=sanity_bound, ranges=ranges, target=target)
+    options = EvalOptions(ks=ks, sample_marginals=sample_marginals, sanity_bound=sanity_bound,
+                          ranges=1000 if ranges is None else ranges, target=target, workload=workload)
     cfg = load_config(config)
     if plot == "-":
         raise UsageError("--plot cannot be stdout; give a .png path")

@@ -8,7 +8,9 @@ Both tables are encoded with the configuration's public domain
 (:func:`dpsynth.data.discretize.encode`), so every metric is computed on the
 schema's discretization.  For each k, the k-way marginals (all of them, or a
 random sample) of the real table are compared with those of the synthetic rows
-and of three baselines computed on the spot:
+and of three baselines computed on the spot (with ``workload=True``: the
+configuration's own marginals, range queries and conjunctions, rebuilt from its
+public seeds exactly as the release measured them):
 
 * ``uniform``: the uniform distribution over the domain (DualQuery §7's
   "uniform data set", MWEM's starting point);
@@ -63,6 +65,7 @@ class EvalOptions:
     target: str | None = None
     folds: int = 10
     max_cells: int = 10_000_000
+    workload: bool = False
 
     def __post_init__(self) -> None:
         if not self.ks or any(k < 1 for k in self.ks) or len(set(self.ks)) != len(self.ks):
@@ -73,6 +76,8 @@ class EvalOptions:
             raise UsageError(f"--sanity-bound must be > 0, got {self.sanity_bound}")
         if self.ranges < 0:
             raise UsageError(f"--ranges must be >= 0, got {self.ranges}")
+        if self.workload and self.sample_marginals is not None:
+            raise UsageError("--workload scores the configuration's own marginals; drop --sample-marginals")
         if self.folds < 2:
             raise UsageError(f"folds must be >= 2, got {self.folds}")
 
@@ -164,8 +169,13 @@ def _marginal_row(true: np.ndarray, approx: dict[str, np.ndarray], n: int, delta
 
 
 def _evaluate_k(real: _Counter, synth: _Counter, k: int, ctx: dict, progress: Progress) -> dict:
+    chosen, total = _choose_marginals(len(real.sizes), k, ctx["sample"], ctx["rng"])
+    return _evaluate_marginals(real, synth, k, chosen, total, ctx, progress)
+
+
+def _evaluate_marginals(real: _Counter, synth: _Counter, k: int, chosen: list, total: int, ctx: dict,
+                        progress: Progress) -> dict:
     names, sizes = ctx["names"], real.sizes
-    chosen, total = _choose_marginals(len(sizes), k, ctx["sample"], ctx["rng"])
     kept = [m for m in chosen if math.prod(sizes[a] for a in m) <= ctx["max_cells"]]
     rows = {m: [] for m in METHODS}
     cells_total = 0
@@ -243,6 +253,67 @@ def _range_queries(real: _Counter, synth: _Counter, domain, count: int, rng, one
     mse = {m: M.range_query_squared_error(true, M.rescale(t, real.n)[inner], lows, highs) for m, t in tables.items()}
     return {"queries": count, "columns": names, "squared_error_mean": mse,
             "rmse": {m: math.sqrt(v) for m, v in mse.items()}}
+
+
+# ------------------------------------------------------------------ the release's workload
+def _workload_marginals(real: _Counter, synth: _Counter, marginals, ctx: dict, progress: Progress) -> list[dict]:
+    """The configured marginals (``workload.marginals``: the list, or the k-subsets sampled with the
+    config's seed), one block per size k, in the order the release measured them."""
+    out = []
+    for k in sorted({len(m) for m in marginals}):
+        chosen = [tuple(m) for m in marginals if len(m) == k]
+        out.append(_evaluate_marginals(real, synth, k, chosen, len(chosen), ctx, progress))
+    return out
+
+
+def _workload_ranges(real: _Counter, synth: _Counter, sets, domain, one_way) -> dict | None:
+    """The configured range queries (``workload.ranges``, MWEM §3.1), pooled over their column sets."""
+    if not sets:
+        return None
+    errors: dict[str, list] = {m: [] for m in METHODS}
+    for rq in sets:  # loop over column sets; each vectorized over its queries
+        true = rq.answers(real.counts(rq.attrs))
+        tables = {"synthetic": synth.counts(rq.attrs), **_baselines(rq.attrs, real.sizes, one_way)}
+        for method, t in tables.items():
+            errors[method].append(rq.answers(M.rescale(t, real.n)) - true)
+    sq = {m: float(np.mean(np.concatenate(e) ** 2)) for m, e in errors.items()}
+    columns = sorted({a for rq in sets for a in rq.attrs})
+    return {"queries": int(sum(len(rq) for rq in sets)), "columns": [domain.names[a] for a in columns],
+            "squared_error_mean": sq, "rmse": {m: math.sqrt(v) for m, v in sq.items()}}
+
+
+def _workload_conjunctions(real_codes, synth_codes, queries, domain, one_way, n: int) -> dict:
+    """Error of the configured conjunctions (DualQuery §7: answers as fractions in [0, 1]; a negated
+    query has the same error).  Average and maximum absolute error per method."""
+    from dpsynth.data.counts import ArrayCounts
+
+    true = ArrayCounts(real_codes, domain).conjunction_counts(queries.attrs, queries.values) / max(n, 1)
+    freq_bits = np.concatenate(one_way) / max(n, 1)  # true 1-way frequencies, indexed by bit
+    bits = np.asarray(domain.offsets)[queries.attrs] + queries.values
+    sizes = np.asarray(domain.sizes, dtype=float)
+    answers = {
+        "synthetic": (ArrayCounts(synth_codes, domain).conjunction_counts(queries.attrs, queries.values)
+                      / max(len(synth_codes), 1)),
+        "uniform": np.prod(1.0 / sizes[queries.attrs], axis=1),
+        "zeros": np.all(queries.values == 0, axis=1).astype(float),
+        "independent": np.prod(freq_bits[bits], axis=1),
+    }
+    err = {m: np.abs(a - true) for m, a in answers.items()}
+    return {"queries": len(queries), "k": queries.k,
+            "error_mean": {m: float(e.mean()) for m, e in err.items()},
+            "error_max": {m: float(e.max()) for m, e in err.items()}}
+
+
+def _configured_workload(config: Config):
+    """(marginals, range query sets, conjunctions or None) exactly as the release built them."""
+    from dpsynth.workload.conjunctions import conjunction_workload
+    from dpsynth.workload.ranges import parse_ranges
+
+    extra = dict(config.workload_extra)
+    ranges = parse_ranges(extra.get("ranges"), config.domain)
+    raw = extra.get("conjunctions")
+    conj = conjunction_workload(raw, config.domain, config.marginals) if raw is not None else None
+    return config.marginals, ranges, conj
 
 
 # ----------------------------------------------------------------- released marginals
@@ -378,7 +449,7 @@ def evaluate(
         if options.target not in domain.names:
             raise UsageError(f"--target '{options.target}' is not a column of the config's schema")
         target = domain.index(options.target)
-    if max(options.ks) > len(domain):
+    if not options.workload and max(options.ks) > len(domain):
         raise UsageError(f"--k {max(options.ks)} is larger than the number of schema columns ({len(domain)})")
     real_codes = _encode(real_table, config, "real")
     synth_codes = _encode(synthetic_table, config, "synthetic")
@@ -389,17 +460,31 @@ def evaluate(
     sample_rng, range_rng, cv_rng = rng.spawn(3)
     ctx = {"names": domain.names, "sample": options.sample_marginals, "rng": sample_rng,
            "max_cells": options.max_cells, "delta": delta, "one_way": one_way}
+    if options.workload:
+        marginals, range_sets, conj = _configured_workload(config)
+        ks = sorted({len(m) for m in marginals})
+        blocks = _workload_marginals(real, synth, marginals, ctx, progress)
+        ranges = _workload_ranges(real, synth, range_sets, domain, one_way)
+        n_ranges = int(sum(len(rq) for rq in range_sets))
+        conjunctions = (_workload_conjunctions(real_codes, synth_codes, conj, domain, one_way, real.n)
+                        if conj is not None else None)
+    else:
+        ks, n_ranges, conjunctions = list(options.ks), options.ranges, None
+        blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
+        ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
     return {
         "warning": NOT_PRIVATE,
         "dpsynth_version": __version__,
         "rows": {"real": real.n, "synthetic": synth.n},
         "domain": {"columns": len(domain), "cells": math.prod(domain.sizes)},
-        "settings": {"k": list(options.ks), "sample_marginals": options.sample_marginals,
-                     "sanity_bound": delta, "ranges": options.ranges, "target": options.target},
+        "settings": {"k": ks, "sample_marginals": options.sample_marginals,
+                     "sanity_bound": delta, "ranges": n_ranges, "target": options.target,
+                     "workload": options.workload},
         "methods": list(METHODS),
-        "marginals": [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks],
+        "marginals": blocks,
         "relative_entropy": _full_table_re(real, synth, one_way),
-        "range_queries": _range_queries(real, synth, domain, options.ranges, range_rng, one_way),
+        "range_queries": ranges,
+        "conjunctions": conjunctions,
         "released_marginals": _released_errors(real, synth, released_m, delta, one_way) if released_m else None,
         "classifier": (_classifier(real, synth, target, domain.names, released_m, options.folds, cv_rng)
                        if target is not None else None),
@@ -470,6 +555,10 @@ def _extra_rows(t, result: dict) -> int:
     rq = result["range_queries"]
     if rq and "skipped" not in rq:
         row(f"range queries ({rq['queries']}), RMSE", rq["rmse"])
+    conj = result["conjunctions"]
+    if conj:
+        row(f"conjunctions ({conj['queries']}, {conj['k']}-way), mean error", conj["error_mean"])
+        row(f"conjunctions ({conj['queries']}, {conj['k']}-way), max error", conj["error_max"])
     rel = result["released_marginals"]
     if rel:
         err = rel["overall_relative_error"]

@@ -107,18 +107,20 @@ PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties
 RESULT_SCHEMA = {
     "type": "object",
     "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
-                 "relative_entropy", "range_queries", "released_marginals", "classifier"],
+                 "relative_entropy", "range_queries", "conjunctions", "released_marginals", "classifier"],
     "additionalProperties": False,
     "properties": {
         "warning": {"const": NOT_PRIVATE},
         "dpsynth_version": {"type": "string"},
         "rows": {"type": "object", "required": ["real", "synthetic"], "additionalProperties": {"type": "integer"}},
         "domain": {"type": "object", "required": ["columns", "cells"], "additionalProperties": {"type": "integer"}},
-        "settings": {"type": "object", "required": ["k", "sample_marginals", "sanity_bound", "ranges", "target"],
+        "settings": {"type": "object",
+                     "required": ["k", "sample_marginals", "sanity_bound", "ranges", "target", "workload"],
                      "additionalProperties": False,
                      "properties": {"k": {"type": "array", "items": {"type": "integer"}},
                                     "sample_marginals": {"type": ["integer", "null"]}, "sanity_bound": NUM,
-                                    "ranges": {"type": "integer"}, "target": {"type": ["string", "null"]}}},
+                                    "ranges": {"type": "integer"}, "target": {"type": ["string", "null"]},
+                                    "workload": {"type": "boolean"}}},
         "methods": {"const": list(METHODS)},
         "marginals": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
@@ -141,6 +143,10 @@ RESULT_SCHEMA = {
             "skipped": {"type": "string"}}},
         "range_queries": {"type": ["object", "null"], "required": ["queries", "columns"], "properties": {
             "squared_error_mean": PER_METHOD, "rmse": PER_METHOD, "skipped": {"type": "string"}}},
+        "conjunctions": {"type": ["object", "null"], "required": ["queries", "k", "error_mean", "error_max"],
+                         "additionalProperties": False, "properties": {
+                             "queries": {"type": "integer"}, "k": {"type": "integer"},
+                             "error_mean": PER_METHOD, "error_max": PER_METHOD}},
         "classifier": {"type": ["object", "null"], "required": [
             "target", "majority_class_rate", "real_cross_validated", "folds", "synthetic", "released_marginals"]},
         "released_marginals": {"type": ["object", "null"], "required": ["marginals", "sanity_bound",
@@ -329,3 +335,92 @@ def test_cli_bad_released_marginals(runner, tiny_files, tmp_path):
                               "--marginals", str(bad)])
     assert res.exit_code == 65
     assert res.stderr == "dpsynth: error: released marginals: column 'nope' is not in the config's schema\n"
+
+
+# ---------------------------------------------------------------- the release's own workload
+def _workload_cfg(tiny_raw_config, algorithm: str, workload: dict):
+    raw = {**tiny_raw_config, "algorithm": {"name": algorithm}, "workload": workload}
+    return parse_config(raw)
+
+
+def test_workload_marginals_are_the_released_ones(tiny_raw_config, tiny_table):
+    """A sampled marginal workload is rebuilt from the config's seed: exactly the marginals the release
+    measured, grouped by size, and no others (not all k-way marginals)."""
+    cfg = _workload_cfg(tiny_raw_config, "laplace", {"marginals": {"k": 2, "sample": 3, "seed": 4}})
+    synth = tiny_table.sample(frac=1.0, replace=True, random_state=3)
+    res = _eval(tiny_table, synth, cfg, workload=True)
+    jsonschema.validate(res, RESULT_SCHEMA)
+    names = cfg.domain.names
+    assert res["settings"]["k"] == [2] and res["settings"]["workload"] is True
+    (block,) = res["marginals"]
+    assert block["marginals_total"] == block["marginals_evaluated"] == 3
+    assert block["per_marginal"]["attrs"] == [[names[a] for a in m] for m in cfg.marginals]
+    assert res["range_queries"] is None and res["conjunctions"] is None
+    mixed = _workload_cfg(tiny_raw_config, "laplace", {"marginals": [["flag", "color"], ["size"]]})
+    res = _eval(tiny_table, synth, mixed, workload=True)
+    assert [b["k"] for b in res["marginals"]] == [1, 2]
+    assert res["marginals"][1]["per_marginal"]["attrs"] == [["flag", "color"]]
+
+
+def test_workload_ranges_match_a_direct_computation(tiny_raw_config, tiny_table):
+    """The configured range queries (same seed as the release), answered on both tables by the
+    workload's own RangeQueries.answers on each marginal: mean squared error on the count scale."""
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.discretize import encode
+    from dpsynth.workload.ranges import parse_ranges
+
+    spec = {"count": 40, "columns": ["size", "count"], "seed": 9, "dims": 1}
+    cfg = _workload_cfg(tiny_raw_config, "mwem", {"marginals": {"k": 2}, "ranges": spec})
+    synth = tiny_table.sample(n=250, replace=True, random_state=4)
+    res = _eval(tiny_table, synth, cfg, workload=True)
+    real_c = ArrayCounts(encode(tiny_table, cfg.domain), cfg.domain)
+    synth_c = ArrayCounts(encode(synth, cfg.domain), cfg.domain)
+    errs = [rq.answers(synth_c.marginal(rq.attrs)) * (len(tiny_table) / 250) - rq.answers(real_c.marginal(rq.attrs))
+            for rq in parse_ranges(spec, cfg.domain)]
+    expected = float(np.mean(np.concatenate(errs) ** 2))
+    assert res["range_queries"]["queries"] == 40 and res["settings"]["ranges"] == 40
+    assert res["range_queries"]["squared_error_mean"]["synthetic"] == pytest.approx(expected, rel=1e-12)
+    assert _eval(tiny_table, tiny_table, cfg, workload=True)["range_queries"]["rmse"]["synthetic"] == 0.0
+
+
+def test_workload_conjunctions_match_a_direct_computation(tiny_raw_config, tiny_table):
+    """Sampled conjunctions (DualQuery §7) rebuilt from the config's seed; the synthetic and baseline
+    answers are checked against Conjunctions.answers on the rows (another code path)."""
+    from dpsynth.data.discretize import encode
+    from dpsynth.workload.conjunctions import conjunction_workload
+
+    spec = {"k": 2, "count": 30, "seed": 2}
+    cfg = _workload_cfg(tiny_raw_config, "dualquery", {"marginals": {"k": 2}, "conjunctions": spec})
+    synth = tiny_table.sample(n=200, replace=True, random_state=5)
+    res = _eval(tiny_table, synth, cfg, workload=True)
+    queries = conjunction_workload(spec, cfg.domain, cfg.marginals)
+    real = queries.answers(encode(tiny_table, cfg.domain))
+    err = np.abs(queries.answers(encode(synth, cfg.domain)) - real)
+    got = res["conjunctions"]
+    assert (got["queries"], got["k"]) == (30, 2)
+    assert got["error_mean"]["synthetic"] == pytest.approx(err.mean(), abs=1e-15)
+    assert got["error_max"]["synthetic"] == pytest.approx(err.max(), abs=1e-15)
+    zeros = np.all(queries.values == 0, axis=1).astype(float)
+    assert got["error_max"]["zeros"] == pytest.approx(np.abs(zeros - real).max(), abs=1e-15)
+    same = _eval(tiny_table, tiny_table, cfg, workload=True)["conjunctions"]
+    assert same["error_max"]["synthetic"] == 0.0
+
+
+def test_cli_workload_flag(runner, tiny_files):
+    cfg, real, synth = tiny_files
+    base = ["evaluate", "-c", str(cfg), "--real", str(real), "--synthetic", str(synth)]
+    res = runner.invoke(app, [*base, "--workload", "--json", "-", "-q"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    jsonschema.validate(data, RESULT_SCHEMA)
+    assert data["settings"]["workload"] is True and [b["k"] for b in data["marginals"]] == [2]
+    assert data["marginals"][0]["marginals_total"] == 6 and data["range_queries"] is None
+    for extra in (["--k", "1"], ["--ranges", "10"]):
+        res = runner.invoke(app, [*base, "--workload", *extra])
+        assert res.exit_code == 2
+        assert res.stderr == ("dpsynth: error: --workload scores the configuration's own marginals and ranges; "
+                              "drop --k and --ranges\n")
+    res = runner.invoke(app, [*base, "--workload", "--sample-marginals", "2"])
+    assert res.exit_code == 2
+    assert res.stderr == ("dpsynth: error: --workload scores the configuration's own marginals; "
+                          "drop --sample-marginals\n")
