@@ -34,7 +34,8 @@ from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.data.schema import CategoricalColumn, Domain
 from dpsynth.pipeline import release_from_counts
-from dpsynth.workload.conjunctions import Clauses, conjunction_counts, conjunction_workload, random_conjunctions
+from dpsynth.workload.conjunctions import Clauses, conjunction_counts, random_conjunctions
+from dpsynth.workload.spec import parse_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 KDD = ROOT.parent / "shared" / "data" / "kddcup99" / "kddcup99_10pct.csv.gz"
@@ -66,9 +67,9 @@ def bench_kdd(args) -> None:
         return
     t0 = time.perf_counter()
     cfg = dpsynth.load_config(ROOT / "configs" / "kddcup99.yaml")
-    extra = dict(cfg.workload_extra)
-    extra["conjunctions"] = {**extra["conjunctions"], "count": args.kdd_queries}
-    cfg = dataclasses.replace(cfg, workload_extra=extra)
+    raw_workload = {"conjunctions": {**cfg.workload.conjunctions_spec, "count": args.kdd_queries}}
+    cfg = dataclasses.replace(cfg, workload=parse_workload(raw_workload, cfg.domain, accepted=dq.SPEC.workload,
+                                                           algorithm="dualquery"))
     cfg = _with_params(cfg, best_response=args.kdd_mode,
                        solver=dataclasses.replace(cfg.params.solver, time_limit=args.kdd_time_limit))
     table = pd.read_csv(KDD)
@@ -79,7 +80,7 @@ def bench_kdd(args) -> None:
     t1 = time.perf_counter()
     res = release_from_counts(counts, cfg, rng=np.random.default_rng(args.seed))
     t_run = time.perf_counter() - t1
-    queries = conjunction_workload(cfg.workload_extra["conjunctions"], cfg.domain, cfg.marginals)
+    queries = cfg.workload.conjunctions
     true = conjunction_counts(counts, queries) / counts.n
     synth = queries.answers(encode(res.synthetic, cfg.domain))
     det = res.report["algorithm"]["details"]
@@ -109,7 +110,7 @@ def bench_nltcs(args) -> None:
     table = pd.read_csv(NLTCS)
     codes = encode(table, base.domain)
     counts = ArrayCounts(codes, base.domain)
-    queries = conjunction_workload(base.workload_extra["conjunctions"], base.domain, base.marginals)
+    queries = base.workload.conjunctions
     true = conjunction_counts(counts, queries) / counts.n
     za, zm = _errors(true, queries.answers(np.zeros((1, 16), dtype=np.int64)))
     ua, um = _errors(true, np.full(len(queries), 1 / 8))
@@ -145,7 +146,7 @@ def bench_netflix(args) -> None:
     base = parse_config(raw)
     codes = encode(pd.read_csv(path), base.domain)
     counts = ArrayCounts(codes, base.domain)
-    queries = conjunction_workload(base.workload_extra["conjunctions"], base.domain, base.marginals)
+    queries = base.workload.conjunctions
     true = conjunction_counts(counts, queries) / counts.n
     za, zm = _errors(true, queries.answers(np.zeros((1, 100), dtype=np.int64)))
     ua, um = _errors(true, np.full(len(queries), 1 / 8))

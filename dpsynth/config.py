@@ -7,11 +7,7 @@ Validation happens before any data is read.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-import math
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +16,17 @@ from typing import Any
 import numpy as np
 import yaml
 
+from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError
+from dpsynth.params import as_choice as _choice
+from dpsynth.params import as_int as _int
+from dpsynth.params import as_mapping as _mapping
+from dpsynth.params import as_number as _number
+from dpsynth.params import no_extra_keys as _no_extra
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.neighbouring import Neighbouring
+from dpsynth.workload.spec import Workload, parse_workload
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
@@ -66,118 +70,15 @@ class Config:
     algorithm: str
     params: Any  # the algorithm's own validated params object
     raw_params: Mapping[str, Any]
-    marginals: tuple[tuple[int, ...], ...]
-    workload_extra: Mapping[str, Any]
+    workload: Workload
     output: OutputConfig = field(default_factory=OutputConfig)
     seed: int | None = None
     max_cells: int = DEFAULT_MAX_CELLS
 
-
-# --------------------------------------------------------------------------- helpers
-def _mapping(value: Any, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{path}: expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _no_extra(value: Mapping[str, Any], allowed: set[str], path: str) -> None:
-    extra = sorted(set(map(str, value)) - allowed)
-    if extra:
-        where = f"{path}." if path else ""
-        raise ConfigError(
-            f"{where}{extra[0]}: unknown key (allowed: {', '.join(sorted(allowed))})"
-        )
-
-
-def _number(value: Any, path: str, *, positive: bool = False, minimum: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{path}: expected a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ConfigError(f"{path}: must be finite, got {value!r}")
-    if positive and value <= 0:
-        raise ConfigError(f"{path}: must be > 0, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{path}: must be >= {minimum:g}, got {value!r}")
-    return value
-
-
-def _int(value: Any, path: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            raise ConfigError(f"{path}: expected an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{path}: must be >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _choice(value: Any, options: tuple[str, ...], path: str) -> str:
-    if value not in options:
-        raise ConfigError(f"{path}: must be one of {', '.join(options)}, got {value!r}")
-    return value
-
-
-def params_from_mapping(cls: type, raw: Any, path: str = "algorithm.params"):
-    """Build a frozen dataclass of algorithm parameters from a config mapping.
-
-    Checks unknown keys and the basic type of every field (int, float, bool,
-    str, Literal choices, optional values, nested mappings), naming the key
-    path; the dataclass's ``__post_init__`` does the finer checks and should
-    raise :class:`ConfigError` (or ``ValueError``, which is wrapped here).
-    """
-    raw = _mapping(raw, path)
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    _no_extra(raw, set(fields), path)
-    kwargs = {}
-    for key, value in raw.items():
-        kwargs[key] = _coerce(value, hints[key], f"{path}.{key}")
-    try:
-        return cls(**kwargs)
-    except ConfigError:
-        raise
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
-def _coerce(value: Any, hint: Any, path: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, path)
-            except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{path}: invalid value {value!r}")
-    if origin is typing.Literal:
-        return _choice(value, tuple(args), path)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{path}: expected true or false, got {value!r}")
-        return value
-    if hint is int:
-        return _int(value, path)
-    if hint is float:
-        return _number(value, path)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{path}: expected a string, got {value!r}")
-        return value
-    if dataclasses.is_dataclass(hint):
-        return params_from_mapping(hint, value, path)
-    if origin in (dict, Mapping) or hint in (dict, Mapping):
-        return dict(_mapping(value, path))
-    return value
+    @property
+    def marginals(self) -> tuple[tuple[int, ...], ...]:
+        """The workload's marginals (tuples of column indices)."""
+        return self.workload.marginals
 
 
 # ----------------------------------------------------------------------------- schema
@@ -271,43 +172,6 @@ def _privacy(raw: Any) -> PrivacyConfig:
     return PrivacyConfig(eps, delta, Neighbouring(nb), n_eps)
 
 
-def _marginal_workload(raw: Any, domain: Domain) -> tuple[tuple[int, ...], ...]:
-    path = "workload.marginals"
-    d = len(domain)
-    if raw is None:
-        raw = {"k": min(2, d)}
-    if isinstance(raw, list):
-        if not raw:
-            raise ConfigError(f"{path}: the list of marginals is empty")
-        out = []
-        for i, m in enumerate(raw):
-            if not isinstance(m, list) or not m:
-                raise ConfigError(f"{path}[{i}]: expected a non-empty list of column names")
-            for j, name in enumerate(m):
-                if name not in domain.names:
-                    raise ConfigError(f"{path}[{i}][{j}]: unknown column {name!r}")
-            if len(set(m)) != len(m):
-                raise ConfigError(f"{path}[{i}]: a column appears twice")
-            out.append(domain.indices(m))
-        return tuple(out)
-    raw = _mapping(raw, path)
-    _no_extra(raw, {"k", "sample", "seed"}, path)
-    k = _int(raw.get("k", 2), f"{path}.k", minimum=1)
-    if k > d:
-        raise ConfigError(f"{path}.k: must be <= the number of columns ({d}), got {k}")
-    combos = list(itertools.combinations(range(d), k))
-    if "sample" in raw:
-        m = _int(raw["sample"], f"{path}.sample", minimum=1)
-        seed = _int(raw.get("seed", 0), f"{path}.seed", minimum=0)
-        if m < len(combos):
-            # Public randomness: the choice of marginals does not look at the data.
-            pick = np.sort(np.random.default_rng(seed).choice(len(combos), size=m, replace=False))
-            combos = [combos[i] for i in pick]
-    elif "seed" in raw:
-        raise ConfigError(f"{path}.seed: only meaningful with sample")
-    return tuple(combos)
-
-
 def _output(raw: Any) -> OutputConfig:
     raw = _mapping(raw, "output")
     _no_extra(raw, {"rows", "numeric"}, "output")
@@ -319,8 +183,6 @@ def _output(raw: Any) -> OutputConfig:
 
 def parse_config(raw: Any) -> Config:
     """Validate a parsed YAML document and build a :class:`Config`."""
-    from dpsynth.algorithms import algorithm_names, get_algorithm
-
     raw = _mapping(raw, "config")
     _no_extra(raw, _TOP_KEYS, "")
     if "schema" not in raw:
@@ -331,11 +193,9 @@ def parse_config(raw: Any) -> Config:
     _no_extra(alg, {"name", "params"}, "algorithm")
     name = _choice(alg.get("name", "laplace"), algorithm_names(), "algorithm.name")
     raw_params = _mapping(alg.get("params"), "algorithm.params")
-    params = get_algorithm(name).parse_params(raw_params)
-    workload = _mapping(raw.get("workload"), "workload")
-    _no_extra(workload, {"marginals", "ranges", "conjunctions"}, "workload")
-    marginals = _marginal_workload(workload.get("marginals"), domain)
-    extra = {k: v for k, v in workload.items() if k != "marginals"}
+    spec = get_algorithm(name)
+    params = spec.parse_params(raw_params)
+    workload = parse_workload(raw.get("workload"), domain, accepted=spec.workload, algorithm=name)
     output = _output(raw.get("output"))
     seed = raw.get("seed")
     if seed is not None:
@@ -350,8 +210,7 @@ def parse_config(raw: Any) -> Config:
         algorithm=name,
         params=params,
         raw_params=dict(raw_params),
-        marginals=marginals,
-        workload_extra=extra,
+        workload=workload,
         output=output,
         seed=seed,
         max_cells=max_cells,

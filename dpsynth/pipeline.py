@@ -25,7 +25,7 @@ from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
 from dpsynth.models.base import code_dtype
 from dpsynth.models.mixture import RecordsModel
-from dpsynth.privacy.accountant import BasicComposition, Ledger
+from dpsynth.privacy.accountant import Ledger
 from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
@@ -77,7 +77,7 @@ def preflight(config: Config) -> None:
             f"workload.marginals: the largest marginal has {worst} cells, more than the limit of "
             f"{config.max_cells} (raise --max-cells / limits.max_cells or use coarser bins)"
         )
-    check = getattr(get_algorithm(config.algorithm), "preflight", None)
+    check = get_algorithm(config.algorithm).preflight
     if check is not None:  # the algorithm's own size guards, from the configuration alone
         check(config.domain, config.marginals, config.params)
     if config.privacy.neighbouring is Neighbouring.REPLACE_ONE and not config.privacy.n_public:
@@ -159,8 +159,7 @@ def release_from_counts(
     """The same release from any counts engine (the data are reached only through ``counts``)."""
     preflight(config)
     alg = get_algorithm(config.algorithm)
-    composition = alg.composition(config.params, config.privacy) if hasattr(alg, "composition") else BasicComposition()
-    ledger = Ledger(config.privacy.epsilon, config.privacy.delta, composition)
+    ledger = Ledger(config.privacy.epsilon, config.privacy.delta, alg.composition(config.params, config.privacy))
     n = _row_count(counts, config, ledger, rng)
     rows = config.output.rows if config.output.rows is not None else max(1, round(n))
     ctx = AlgorithmContext(
@@ -171,7 +170,7 @@ def release_from_counts(
         n=n,
         rows=rows,
         workload=config.marginals,
-        workload_extra=config.workload_extra,
+        queries=config.workload,
         progress=progress,
     )
     out = alg.run(ctx, config.params, rng=rng)

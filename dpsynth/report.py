@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from dpsynth._version import __version__
+from dpsynth.algorithms import get_algorithm
 from dpsynth.config import Config
 from dpsynth.privacy.accountant import Ledger
 
@@ -118,7 +119,7 @@ def build_report(
             ],
         },
         "ledger": ledger_dict["charges"],
-        "workload": {"marginals": [[names[a] for a in m] for m in config.marginals]},
+        "workload": config.workload.describe(config.domain, get_algorithm(config.algorithm).workload),
         "domain": _domain(config),
         "randomness": {"source": "seeded" if seeded else "os-entropy"},
         "output": {

@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 import dpsynth
+from dpsynth.algorithms import algorithm_names
 from dpsynth.cli import app, make_rng
 from dpsynth.config import parse_config
 from dpsynth.report import validate_report
@@ -235,10 +236,7 @@ def _walk(obj, path=""):
             yield from _walk(v, f"{path}[{i}]")
 
 
-@pytest.mark.parametrize("algorithm", [
-    "laplace", "mwem", "ireduct", "twophase", "iresamp",
-    "dualquery",
-])
+@pytest.mark.parametrize("algorithm", algorithm_names())
 def test_report_validates_and_holds_no_true_n_hash_or_time(algorithm):
     from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 

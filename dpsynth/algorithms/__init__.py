@@ -1,27 +1,23 @@
-"""Algorithm registry.
+"""Algorithm registry: one :class:`~dpsynth.algorithms.spec.AlgorithmSpec` per algorithm.
 
-Each algorithm lives in its own module, which defines:
-
-* ``parse_params(raw: Mapping) -> Params``: validate ``algorithm.params``
-  (raise :class:`~dpsynth.errors.ConfigError` naming the key path; use
-  :func:`dpsynth.config.params_from_mapping` on a frozen dataclass);
-* ``composition(params, privacy) -> Composition`` (optional): the composition
-  theorem the ledger must use (default: basic composition);
-* ``preflight(domain, workload, params)`` (optional): refuse a configuration
-  from public information alone, before any data is read;
-* ``run(ctx, params, *, rng) -> AlgorithmOutput``.
-
-To add an algorithm, add its module to ``_MODULES``.
+Each algorithm module ends with ``SPEC = AlgorithmSpec(...)`` declaring its
+parameters (a frozen dataclass), ``run``, its composition rule, the workload
+sections it measures, an optional ``preflight`` (size guards from public
+information, run before any data is read) and the parameter variants the
+privacy tests must audit.
+The pipeline, the config parser, the docs tests and the privacy tests iterate
+over :func:`algorithm_names` / :func:`get_algorithm`; to add an algorithm, write
+its module and add one line to ``_MODULES``.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.spec import AlgorithmSpec
 
-__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "algorithm_names", "get_algorithm"]
+__all__ = ["AlgorithmContext", "AlgorithmOutput", "AlgorithmSpec", "NoisyMarginal", "algorithm_names", "get_algorithm"]
 
 _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",
@@ -32,12 +28,16 @@ _MODULES: dict[str, str] = {
     "iresamp": "dpsynth.algorithms.iresamp",
     "fourier": "dpsynth.algorithms.fourier",
 }
+"""Name -> module defining ``SPEC`` (imported on first use: modules import this package's ``base``)."""
 
 
 def algorithm_names() -> tuple[str, ...]:
     return tuple(_MODULES)
 
 
-def get_algorithm(name: str) -> ModuleType:
-    """The module implementing algorithm ``name``."""
-    return importlib.import_module(_MODULES[name])
+def get_algorithm(name: str) -> AlgorithmSpec:
+    """The specification of algorithm ``name``."""
+    spec = importlib.import_module(_MODULES[name]).SPEC
+    if not isinstance(spec, AlgorithmSpec) or spec.name != name:
+        raise TypeError(f"{_MODULES[name]}.SPEC must be the AlgorithmSpec named {name!r}")
+    return spec

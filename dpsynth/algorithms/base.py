@@ -7,9 +7,8 @@ the private :class:`~dpsynth.data.counts.Counts` (the only access to the data).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from dpsynth.models.synthesis import fit_model
 from dpsynth.privacy.accountant import Ledger
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
+from dpsynth.workload.spec import Workload
 
 __all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "Progress", "no_progress", "release_marginals"]
 
@@ -30,8 +30,8 @@ class AlgorithmContext:
     ``n`` is the row count the algorithm may use as public: the true n when the
     configuration declares it public, otherwise a noisy count already charged
     to the ledger.  ``workload`` lists marginals as tuples of attribute indices;
-    ``workload_extra`` holds the raw config sections other than ``marginals``
-    (``ranges``, ``conjunctions``) for the algorithms that use them.
+    ``queries`` is the whole typed workload (ranges, conjunctions), already
+    validated against the sections the algorithm's spec accepts.
     """
 
     domain: Domain
@@ -41,7 +41,7 @@ class AlgorithmContext:
     n: float
     rows: int
     workload: tuple[tuple[int, ...], ...]
-    workload_extra: Mapping[str, Any] = field(default_factory=dict)
+    queries: Workload | None = None
     progress: Progress = no_progress
 
 

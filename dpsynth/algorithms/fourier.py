@@ -63,10 +63,11 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
 
@@ -399,3 +400,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     cells_all = np.stack(np.unravel_index(np.arange(weights.size), ctx.domain.sizes), axis=1)
     model = RecordsModel(cells_all, ctx.domain.sizes, weights if weights.sum() > 0 else None)  # the fitted table
     return AlgorithmOutput(model=model, codes=codes, marginals=marginals, details=details, warnings=result.warnings)
+
+
+SPEC = AlgorithmSpec(
+    name="fourier",
+    summary="Barak et al. Fourier release (Dwork survey §4.2): noisy Fourier coefficients, consistent table",
+    params=Params,
+    run=run,
+    workload=frozenset({"marginals"}),
+    audit_params=({}, {"noise": "continuous", "fit": "mw"}),
+    releases_marginals=True,
+    preflight=preflight,
+)

@@ -54,8 +54,9 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge
 from dpsynth.privacy.noisedown import noise_down
 from dpsynth.progress import Progress, no_progress
@@ -410,3 +411,14 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     return release_marginals(ctx, params, measure, rng=rng)
+
+
+SPEC = AlgorithmSpec(
+    name="ireduct",
+    summary="Iterative noise reduction for relative error (Xiao et al. 2011, §4)",
+    params=Params,
+    run=run,
+    workload=frozenset({"marginals"}),
+    audit_params=({}, {"error_weight": "sum"}),
+    releases_marginals=True,
+)

@@ -30,8 +30,9 @@ import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
 from dpsynth.algorithms.ireduct import marginal_label, resolve_scales
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.mechanisms import laplace_mechanism
 
 __all__ = ["Params", "measure", "parse_params", "run"]
@@ -117,3 +118,14 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     return release_marginals(ctx, params, measure, rng=rng)
+
+
+SPEC = AlgorithmSpec(
+    name="iresamp",
+    summary="iResamp baseline: resampling with doubled budgets (Xiao et al. 2011, §3.3)",
+    params=Params,
+    run=run,
+    workload=frozenset({"marginals"}),
+    audit_params=({},),
+    releases_marginals=True,
+)

@@ -31,7 +31,8 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 
@@ -125,3 +126,14 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "synthesis": synthesis,
     }
     return AlgorithmOutput(model=model, marginals=marginals, details=details, warnings=warnings)
+
+
+SPEC = AlgorithmSpec(
+    name="laplace",
+    summary="Equal-noise marginals (Dwork survey §3, Laplace/geometric mechanism), rows from a fitted model",
+    params=Params,
+    run=run,
+    workload=frozenset({"marginals"}),
+    audit_params=({}, {"noise": "continuous"}, {"noise": "snapping"}),
+    releases_marginals=True,
+)

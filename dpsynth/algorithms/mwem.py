@@ -56,13 +56,13 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
 from dpsynth.models.mixture import MixtureModel
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
 from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
-from dpsynth.workload.ranges import parse_ranges
 
 __all__ = ["Params", "composition", "parse_params", "run"]
 
@@ -230,10 +230,7 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
         fams.append(_Cuboids(ctx, params.bias_cells))
     elif params.marginal_queries == "cells":
         fams.append(_Cells(ctx))
-    extra = dict(ctx.workload_extra)
-    if "conjunctions" in extra:
-        raise ConfigError("workload.conjunctions: not supported by mwem (use marginals or ranges)")
-    sets = parse_ranges(extra.get("ranges"), ctx.domain)
+    sets = list(ctx.queries.ranges) if ctx.queries is not None else []
     if sets:
         fams.append(_Ranges(ctx, sets))
     if not fams:
@@ -467,3 +464,16 @@ def _details(ctx, params, fams, budget, model, selected, capped, score_sens) -> 
         "synthesis": "rows sampled factor by factor from the " + (
             "final model" if params.output == "final" else "average of the models of all rounds"),
     }
+
+
+SPEC = AlgorithmSpec(
+    name="mwem",
+    summary="Multiplicative weights + exponential mechanism (Hardt, Ligett, McSherry 2012)",
+    params=Params,
+    run=run,
+    composition=composition,
+    workload=frozenset({"marginals", "ranges"}),
+    audit_params=({}, {"accounting": "zcdp"}, {"marginal_queries": "cells"}, {"output": "average"}),
+    releases_marginals=False,
+    needs_delta=lambda raw: raw.get("accounting") == "zcdp",
+)

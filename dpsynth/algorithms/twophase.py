@@ -34,8 +34,9 @@ import numpy as np
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
 from dpsynth.algorithms.ireduct import marginal_label
 from dpsynth.algorithms.laplace import measure_marginals
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
+from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import laplace_mechanism
 
@@ -108,3 +109,14 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     return release_marginals(ctx, params, measure, rng=rng)
+
+
+SPEC = AlgorithmSpec(
+    name="twophase",
+    summary="TwoPhase baseline (Xiao et al. 2011, §3.2, §5.2 Rescale)",
+    params=Params,
+    run=run,
+    workload=frozenset({"marginals"}),
+    audit_params=({},),
+    releases_marginals=True,
+)

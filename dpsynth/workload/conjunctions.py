@@ -28,6 +28,7 @@ import numpy as np
 
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
+from dpsynth.params import as_int
 
 __all__ = [
     "Clauses",
@@ -186,7 +187,7 @@ def conjunction_workload(
     extra = sorted(set(map(str, raw)) - {"k", "count", "seed"})
     if extra:
         raise ConfigError(f"{path}.{extra[0]}: unknown key (allowed: count, k, seed)")
-    k = _int(raw.get("k", 3), f"{path}.k", 1)
+    k = as_int(raw.get("k", 3), f"{path}.k", minimum=1)
     if k > len(domain):
         raise ConfigError(f"{path}.k: must be <= the number of columns ({len(domain)}), got {k}")
     if "count" not in raw:
@@ -196,21 +197,13 @@ def conjunction_workload(
         if n_sets > _MAX_QUERIES:
             raise ConfigError(f"{path}: {n_sets} {k}-way marginals; give count to sample conjunctions")
         return all_cells(domain, list(itertools.combinations(range(len(domain)), k)))
-    count = _int(raw["count"], f"{path}.count", 1)
+    count = as_int(raw["count"], f"{path}.count", minimum=1)
     if count > _MAX_QUERIES:
         raise ConfigError(f"{path}.count: must be <= {_MAX_QUERIES}, got {count}")
-    seed = _int(raw.get("seed", 0), f"{path}.seed", 0)
+    seed = as_int(raw.get("seed", 0), f"{path}.seed", minimum=0)
     # Public randomness fixed by the config (like workload.marginals.sample): the
     # query set never depends on the data, and evaluation can rebuild it.
     return random_conjunctions(domain, k, count, rng=np.random.default_rng(seed))
-
-
-def _int(value: Any, path: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{path}: expected an integer, got {value!r}")
-    if value < minimum:
-        raise ConfigError(f"{path}: must be >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def conjunction_counts(counts, queries: Conjunctions) -> np.ndarray:

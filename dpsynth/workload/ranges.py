@@ -32,6 +32,7 @@ import numpy as np
 
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
+from dpsynth.params import as_int
 
 __all__ = ["RangeQueries", "parse_ranges", "value_codes"]
 
@@ -99,8 +100,8 @@ def _one_spec(spec, domain: Domain, path: str) -> list[RangeQueries]:
     extra = sorted(set(map(str, spec)) - _KEYS)
     if extra:
         raise ConfigError(f"{path}.{extra[0]}: unknown key (allowed: {', '.join(sorted(_KEYS))})")
-    count = _positive_int(spec.get("count"), f"{path}.count", minimum=1)
-    seed = _positive_int(spec.get("seed", 0), f"{path}.seed", minimum=0)
+    count = as_int(spec.get("count"), f"{path}.count", minimum=1)
+    seed = as_int(spec.get("seed", 0), f"{path}.seed", minimum=0)
     cols = spec.get("columns")
     if not isinstance(cols, list) or not cols:
         raise ConfigError(f"{path}.columns: expected a non-empty list of ordered (numeric or integer) columns")
@@ -117,7 +118,7 @@ def _one_spec(spec, domain: Domain, path: str) -> list[RangeQueries]:
         attrs.append(a)
     if len(set(attrs)) != len(attrs):
         raise ConfigError(f"{path}.columns: a column appears twice")
-    dims = _positive_int(spec.get("dims", len(attrs)), f"{path}.dims", minimum=1)
+    dims = as_int(spec.get("dims", len(attrs)), f"{path}.dims", minimum=1)
     if dims > len(attrs):
         raise ConfigError(f"{path}.dims: must be <= the number of columns ({len(attrs)}), got {dims}")
     rng = np.random.default_rng(seed)  # public: fixed by the configuration, never sees data
@@ -131,11 +132,3 @@ def _one_spec(spec, domain: Domain, path: str) -> list[RangeQueries]:
         ends = rng.integers(0, nv, size=(2, m, len(sub)))
         out.append(RangeQueries(sub, ends.min(axis=0), ends.max(axis=0)))
     return out
-
-
-def _positive_int(value, path: str, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{path}: expected an integer, got {value!r}")
-    if value < minimum:
-        raise ConfigError(f"{path}: must be >= {minimum}, got {value!r}")
-    return int(value)

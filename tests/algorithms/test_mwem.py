@@ -23,6 +23,7 @@ from dpsynth.models.mixture import MixtureModel
 from dpsynth.privacy import Neighbouring
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
+from dpsynth.workload.spec import Workload
 from tests.helpers import ROOT
 
 
@@ -32,7 +33,7 @@ def _ctx(domain, codes, workload, *, epsilon=1.0, delta=0.0, composition=None, e
     ledger = Ledger(epsilon, delta, composition) if composition else Ledger(epsilon, delta)
     return AlgorithmContext(domain=domain, counts=counts, ledger=ledger, neighbouring=neighbouring,
                             n=float(counts.n), rows=counts.n, workload=tuple(workload),
-                            workload_extra=extra or {})
+                            queries=Workload(tuple(workload), tuple(parse_ranges((extra or {}).get("ranges"), domain))))
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -159,7 +160,7 @@ def test_budget_error_exit_3(runner, tmp_path, monkeypatch):
         ctx.ledger.charge(Charge(stage="bug", mechanism="x", sensitivity=1.0, epsilon=5.0))
         return original(ctx, params, rng=rng)
 
-    monkeypatch.setattr(laplace, "run", greedy)
+    monkeypatch.setattr(laplace, "SPEC", dataclasses.replace(laplace.SPEC, run=greedy))
     res = _release(runner, "-c", NLTCS_CFG, "-i", src, "-o", tmp_path / "o.csv")
     assert res.exit_code == 3 and res.stderr.startswith("dpsynth: error: privacy budget exceeded at stage 'bug'")
     assert list(tmp_path.iterdir()) == [src]
@@ -174,7 +175,7 @@ def test_internal_error_is_one_line_without_locals(runner, tmp_path, monkeypatch
         secret = "CANARY-LOCAL"  # noqa: F841  (a local that must never be shown)
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(laplace, "run", crash)
+    monkeypatch.setattr(laplace, "SPEC", dataclasses.replace(laplace.SPEC, run=crash))
     res = _release(runner, "-c", NLTCS_CFG, "-i", src, "-o", tmp_path / "o.csv")
     _one_line_error(res, 70, "internal error (RuntimeError); no output was written. Rerun with DPSYNTH_DEBUG=1 "
                              "to see the traceback (it may show private values)")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import dpsynth
-from dpsynth.algorithms import ireduct
+from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
 from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
@@ -28,19 +28,11 @@ from dpsynth.privacy.accountant import zcdp_to_approx_dp
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
 VARIANTS = [
-    ("laplace", {}, 0.0),
-    ("laplace", {"noise": "continuous"}, 0.0),
-    ("laplace", {"noise": "snapping"}, 0.0),
-    ("mwem", {}, 0.0),
-    ("mwem", {"accounting": "zcdp"}, 1e-3),
-    ("ireduct", {}, 0.0),
-    ("twophase", {}, 0.0),
-    ("iresamp", {}, 0.0),
-    ("dualquery", {}, 0.0),
-    ("dualquery", {"accounting": "advanced"}, 1e-3),
-    ("fourier", {}, 0.0),
-    ("fourier", {"noise": "continuous", "fit": "mw"}, 0.0),
+    (name, raw, 1e-3 if get_algorithm(name).needs_delta(raw) else 0.0)
+    for name in algorithm_names()
+    for raw in get_algorithm(name).audit_params
 ]
+"""Every parameter variant each algorithm declares (``AlgorithmSpec.audit_params``), with δ when it needs one."""
 
 AWKWARD_EPSILONS = [0.1 + 0.2, 1 / 3, 0.7, 2.9999999999999996, 13.0]
 """Budgets whose parts do not add up exactly in floating point."""
@@ -137,7 +129,7 @@ def test_every_draw_is_charged_and_totals_are_exact(algorithm, params, delta, ne
 
 
 @pytest.mark.parametrize("epsilon", AWKWARD_EPSILONS)
-@pytest.mark.parametrize("algorithm", ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery", "fourier"])
+@pytest.mark.parametrize("algorithm", algorithm_names())
 def test_awkward_budgets_never_overspend(algorithm, epsilon, monkeypatch):
     """Budgets like 0.1 + 0.2 split into parts whose float sum rounds; the exact sum must still fit."""
     raw = tiny_raw_config(algorithm, "add-remove", epsilon=epsilon, n_epsilon=epsilon / 7)

@@ -27,14 +27,15 @@ import pandas as pd
 import pytest
 
 import dpsynth
-from dpsynth.algorithms import ireduct
+from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
 from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
-ALGORITHMS = ["laplace", "mwem", "ireduct", "twophase", "iresamp", "dualquery", "fourier"]
-EXPECTED_KINDS = {  # the sampling calls each algorithm must have made (so the replay covered them)
+ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is replayed without editing a list
+VARIANTS = [(name, raw) for name in ALGORITHMS for raw in get_algorithm(name).audit_params]
+EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm must make (so the replay covers them)
     "laplace": {"discrete-laplace"},
     "mwem": {"laplace", "exponential"},
     "ireduct": {"ireduct-initial", "noise-down"},
@@ -169,13 +170,15 @@ def _release(table, cfg, seed):
 
 
 @pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_coupled_replay(algorithm, neighbouring, monkeypatch):
-    _coupled_replay(algorithm, neighbouring, {}, monkeypatch)
+@pytest.mark.parametrize(("algorithm", "params"), VARIANTS, ids=[f"{a}-{p}" for a, p in VARIANTS])
+def test_coupled_replay(algorithm, params, neighbouring, monkeypatch):
+    """Every algorithm and every variant its spec declares, under both neighbouring relations."""
+    delta = 1e-3 if get_algorithm(algorithm).needs_delta(params) else 0.0
+    _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=delta)
 
 
-def test_coupled_replay_laplace_snapping(monkeypatch):
-    _coupled_replay("laplace", "add-remove", {"noise": "snapping"}, monkeypatch)
+def test_every_algorithm_declares_its_expected_sampling_calls():
+    assert set(EXPECTED_KINDS) == set(ALGORITHMS), "add the new algorithm's mechanism kinds to EXPECTED_KINDS"
 
 
 @pytest.mark.parametrize("params", [{"refresh": 0.3}, {"refresh": 0.02, "lambda_delta": 0.05}])
@@ -189,6 +192,7 @@ def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
     ("mwem", {"accounting": "zcdp"}, 1e-3, {"gaussian", "exponential"}),
     ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"laplace", "exponential"}),
     ("laplace", {"noise": "continuous"}, 0.0, {"laplace"}),
+    ("laplace", {"noise": "snapping"}, 0.0, {"snapping"}),
     ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"dq-sample"}),
     ("fourier", {"noise": "continuous", "fit": "mw"}, 0.0, {"laplace"}),
 ])
@@ -199,6 +203,7 @@ def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
 
 
 def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kinds=None):
+    """``kinds``: the mechanism kinds the run must use (default: ``EXPECTED_KINDS`` for default params)."""
     raw = tiny_raw_config(algorithm, neighbouring)
     raw["algorithm"]["params"] = {**raw["algorithm"]["params"], **params}
     raw["privacy"]["delta"] = delta
@@ -215,9 +220,9 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kin
     second, report2 = _release(d2, cfg, seed=2024)
 
     assert coupling.i == len(coupling.calls) > 0, "D′ made fewer sampling calls than D"
-    kinds = {c[0] for c in coupling.calls}
-    expected = kinds or ({"snapping"} if params.get("noise") == "snapping" else EXPECTED_KINDS[algorithm])
-    assert kinds >= expected | ({"discrete-laplace"} if neighbouring == "add-remove" else set())
+    used = {c[0] for c in coupling.calls}
+    expected = kinds if kinds is not None else (EXPECTED_KINDS[algorithm] if not params else set())
+    assert used >= expected | ({"discrete-laplace"} if neighbouring == "add-remove" else set()), used
     for mechanism, dist, sens in coupling.distances:
         assert dist <= sens * (1 + 1e-12), (mechanism, dist, sens)
     # the pair is worst case: some pre-noise quantity really differs

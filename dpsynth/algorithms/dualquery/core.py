@@ -46,9 +46,10 @@ from dpsynth.algorithms.dualquery.accounting import (
     round_charge,
     solve_parameters,
 )
-from dpsynth.config import params_from_mapping
+from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
+from dpsynth.params import params_from_mapping
 from dpsynth.workload.conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
 
 __all__ = [
@@ -286,7 +287,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     ledger = ctx.ledger
     if not isinstance(ledger.composition, DualQueryComposition):
         raise TypeError("dualquery needs a ledger built with dualquery.composition(params, privacy)")
-    queries = conjunction_workload(ctx.workload_extra.get("conjunctions"), ctx.domain, ctx.workload)
+    given = ctx.queries.conjunctions if ctx.queries is not None else None
+    queries = given if given is not None else conjunction_workload(None, ctx.domain, ctx.workload)
     n = float(ctx.n)
     true = np.clip(conjunction_counts(ctx.counts, queries) / n, 0.0, 1.0)
     sol = solve_parameters(
@@ -352,3 +354,15 @@ def expand_rows(records: np.ndarray, rows: int, *, rng: np.random.Generator) -> 
     reps, extra = divmod(rows, T)
     idx = np.concatenate([np.repeat(np.arange(T), reps), rng.choice(T, size=extra, replace=False)])
     return records[rng.permutation(idx)]
+
+
+SPEC = AlgorithmSpec(
+    name="dualquery",
+    summary="DualQuery: a zero-sum game solved by sampled best responses (Gaboardi et al. 2014)",
+    params=Params,
+    run=run,
+    composition=composition,
+    workload=frozenset({"marginals", "conjunctions"}),
+    audit_params=({}, {"accounting": "advanced"}, {"accounting": "zcdp"}, {"free_attributes": "uniform"}),
+    needs_delta=lambda raw: raw.get("accounting") in ("advanced", "thm43", "zcdp"),
+)

@@ -1,0 +1,72 @@
+"""An algorithm as a declared specification, not a duck-typed module.
+
+Each algorithm module ends with ``SPEC = AlgorithmSpec(...)``; the registry
+(:mod:`dpsynth.algorithms`) lists them, and the pipeline, the config parser,
+the docs tests and the privacy tests iterate over it, so a new algorithm or a
+new variant is audited without editing any list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpsynth.params import params_from_mapping
+from dpsynth.privacy.accountant import BasicComposition, Composition
+
+__all__ = ["AlgorithmSpec"]
+
+_SECTIONS = frozenset({"marginals", "ranges", "conjunctions"})
+
+
+def _basic(params: Any, privacy: Any) -> Composition:
+    return BasicComposition()
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlgorithmSpec:
+    """What the rest of dpsynth may know about an algorithm.
+
+    * ``params``: a frozen keyword-only dataclass of its parameters (validated in
+      ``__post_init__``; built from YAML by :func:`dpsynth.params.params_from_mapping`);
+    * ``run(ctx, params, *, rng) -> AlgorithmOutput``: the release itself;
+    * ``composition(params, privacy) -> Composition``: the ledger's composition rule;
+    * ``workload``: the workload sections it measures (others are a config error);
+    * ``preflight(domain, marginals, params)``: refuses a configuration from public
+      information alone (size guards), before any data is read;
+    * ``audit_params``: parameter variants (raw mappings, as in YAML) that the
+      privacy tests must exercise: each accounting, query class and option that
+      changes which mechanisms run or how they are charged;
+    * ``needs_delta``: variants whose accounting needs δ > 0 (the tests give it).
+    """
+
+    name: str
+    summary: str
+    params: type
+    run: Callable[..., Any]
+    composition: Callable[[Any, Any], Composition] = _basic
+    workload: frozenset[str] = frozenset({"marginals"})
+    audit_params: tuple[Mapping[str, Any], ...] = ({},)
+    releases_marginals: bool = False
+    preflight: Callable[[Any, Any, Any], None] | None = None
+    needs_delta: Callable[[Mapping[str, Any]], bool] = field(default=lambda raw: False)
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"algorithm name must be an identifier, got {self.name!r}")
+        unknown = set(self.workload) - _SECTIONS
+        if unknown or not self.workload:
+            raise ValueError(f"{self.name}: workload sections must be a non-empty subset of {sorted(_SECTIONS)}")
+        if not self.audit_params:
+            raise ValueError(f"{self.name}: audit_params needs at least one variant (use ({{}},) for the defaults)")
+        for raw in self.audit_params:  # every declared variant must be a valid configuration
+            self.parse_params(raw)
+
+    def parse_params(self, raw: Mapping[str, Any]) -> Any:
+        """Validate ``algorithm.params`` (a ConfigError names the key path)."""
+        return params_from_mapping(self.params, raw)
+
+    @property
+    def Params(self) -> type:
+        return self.params

@@ -1,0 +1,85 @@
+"""The typed workload: every query class a release may measure, validated when the config is parsed.
+
+A :class:`Workload` holds the marginals (tuples of column indices), the range
+queries (:class:`~dpsynth.workload.ranges.RangeQueries`) and the conjunctions
+(:class:`~dpsynth.workload.conjunctions.Conjunctions`) named by the config's
+``workload:`` section.  All of it is public: built from the schema and the
+config's own seeds, never from the data, so it is checked (and its errors
+reported, exit 64) before any row is read.  Each algorithm declares which
+sections it accepts (:class:`dpsynth.algorithms.spec.AlgorithmSpec`); any other
+section the user wrote is a config error, not silently ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpsynth.data.schema import Domain
+from dpsynth.errors import ConfigError
+from dpsynth.params import as_mapping, no_extra_keys
+from dpsynth.workload.conjunctions import Conjunctions, conjunction_workload
+from dpsynth.workload.marginals import parse_marginals
+from dpsynth.workload.ranges import RangeQueries, parse_ranges
+
+__all__ = ["SECTIONS", "Workload", "parse_workload"]
+
+SECTIONS = ("marginals", "ranges", "conjunctions")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The public query classes of a release.
+
+    ``given`` names the sections the user wrote (``marginals`` defaults to all
+    2-way marginals when absent); ``conjunctions`` is ``None`` when the section
+    is absent (DualQuery then uses every cell of the marginals).
+    """
+
+    marginals: tuple[tuple[int, ...], ...]
+    ranges: tuple[RangeQueries, ...] = ()
+    conjunctions: Conjunctions | None = None
+    conjunctions_spec: dict | None = None
+    ranges_spec: Any = None
+    given: frozenset[str] = frozenset()
+
+    def describe(self, domain: Domain, sections: frozenset[str]) -> dict:
+        """The report's ``workload`` entry: what the algorithm measured, by section, in column names."""
+        names = domain.names
+        out: dict[str, Any] = {}
+        if "marginals" in sections and "conjunctions" not in sections:  # DualQuery measures conjunctions only
+            out["marginals"] = [[names[a] for a in m] for m in self.marginals]
+        if "ranges" in sections and self.ranges:
+            out["ranges"] = {"spec": self.ranges_spec,
+                             "sets": [{"columns": [names[a] for a in q.attrs], "queries": len(q)} for q in self.ranges]}
+        if "conjunctions" in sections:
+            if self.conjunctions_spec is not None:
+                out["conjunctions"] = {"spec": self.conjunctions_spec, "queries": len(self.conjunctions)}
+            else:
+                out["conjunctions"] = {"spec": "every cell of the marginals",
+                                       "marginals": [[names[a] for a in m] for m in self.marginals]}
+        return out
+
+
+def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algorithm: str) -> Workload:
+    """Validate the ``workload:`` section against the schema and the algorithm's accepted sections."""
+    raw = as_mapping(raw, "workload")
+    no_extra_keys(raw, set(SECTIONS), "workload")
+    for section in SECTIONS:
+        if section in raw and section not in accepted:
+            raise ConfigError(
+                f"workload.{section}: not used by algorithm '{algorithm}', which measures "
+                f"{', '.join(s for s in SECTIONS if s in accepted)}; remove the section or choose another algorithm"
+            )
+    marginals = parse_marginals(raw.get("marginals"), domain)
+    ranges = tuple(parse_ranges(raw.get("ranges"), domain))
+    conj_raw = raw.get("conjunctions")
+    conjunctions = conjunction_workload(conj_raw, domain, marginals) if conj_raw is not None else None
+    return Workload(
+        marginals=marginals,
+        ranges=ranges,
+        conjunctions=conjunctions,
+        conjunctions_spec=dict(conj_raw) if conj_raw is not None else None,
+        ranges_spec=raw.get("ranges"),
+        given=frozenset(raw),
+    )
