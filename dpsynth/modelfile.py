@@ -86,13 +86,12 @@ def config_document(cfg: Config) -> dict:
             spec["missing"] = "category"
         cols[c.name] = spec
     p = cfg.privacy
-    names = cfg.domain.names
     return {
         "schema": {"columns": cols, "unknown": cfg.unknown},
         "privacy": {"epsilon": p.epsilon, "delta": p.delta, "neighbouring": p.neighbouring.value,
                     "n": "public" if p.n_public else {"epsilon": p.n_epsilon}},
         "algorithm": {"name": cfg.algorithm, "params": dict(cfg.raw_params)},
-        "workload": {"marginals": [[names[a] for a in m] for m in cfg.marginals], **dict(cfg.workload_extra)},
+        "workload": cfg.workload.to_raw(cfg.domain),
         "output": {"rows": "n" if cfg.output.rows is None else cfg.output.rows, "numeric": cfg.output.numeric},
         "limits": {"max_cells": cfg.max_cells},
     }

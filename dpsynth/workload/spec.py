@@ -43,6 +43,15 @@ class Workload:
     ranges_spec: Any = None
     given: frozenset[str] = frozenset()
 
+    def to_raw(self, domain: Domain) -> dict:
+        """The ``workload:`` config section that parses back to this workload (marginals listed explicitly)."""
+        raw: dict[str, Any] = {"marginals": [[domain.names[a] for a in m] for m in self.marginals]}
+        if self.ranges_spec is not None:
+            raw["ranges"] = self.ranges_spec
+        if self.conjunctions_spec is not None:
+            raw["conjunctions"] = dict(self.conjunctions_spec)
+        return raw
+
     def describe(self, domain: Domain, sections: frozenset[str]) -> dict:
         """The report's ``workload`` entry: what the algorithm measured, by section, in column names."""
         names = domain.names
