@@ -305,15 +305,10 @@ def _workload_conjunctions(real_codes, synth_codes, queries, domain, one_way, n:
 
 
 def _configured_workload(config: Config):
-    """(marginals, range query sets, conjunctions or None) exactly as the release built them."""
-    from dpsynth.workload.conjunctions import conjunction_workload
-    from dpsynth.workload.ranges import parse_ranges
-
-    extra = dict(config.workload_extra)
-    ranges = parse_ranges(extra.get("ranges"), config.domain)
-    raw = extra.get("conjunctions")
-    conj = conjunction_workload(raw, config.domain, config.marginals) if raw is not None else None
-    return config.marginals, ranges, conj
+    """(marginals, range query sets, conjunctions or None) exactly as the release built them (the typed
+    workload is built from the config's own seeds when it is parsed)."""
+    wl = config.workload
+    return wl.marginals, list(wl.ranges), wl.conjunctions
 
 
 # ----------------------------------------------------------------- released marginals
