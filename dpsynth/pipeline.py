@@ -108,7 +108,8 @@ def release(
     if dropped:
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     codes = encode(table, config.domain, unknown=config.unknown)
-    return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress)
+    return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress,
+                               notice=notice)
 
 
 def release_from_source(
@@ -143,7 +144,7 @@ def release_from_source(
     counts = open_counts(path, config.domain, engine=engine, unknown=config.unknown, spark_master=spark_master,
                          progress=progress)
     try:
-        return release_from_counts(counts, config, rng=rng, seeded=seeded, progress=progress)
+        return release_from_counts(counts, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     finally:
         counts.close()
 
@@ -155,6 +156,7 @@ def release_from_counts(
     rng: np.random.Generator,
     seeded: bool = False,
     progress: Progress = no_progress,
+    notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
     """The same release from any counts engine (the data are reached only through ``counts``)."""
     preflight(config)
@@ -172,6 +174,7 @@ def release_from_counts(
         workload=config.marginals,
         queries=config.workload,
         progress=progress,
+        notice=notice,
     )
     out = alg.run(ctx, config.params, rng=rng)
     codes = None if out.codes is None else np.asarray(out.codes).astype(code_dtype(config.domain.sizes), copy=False)

@@ -7,7 +7,7 @@ the private :class:`~dpsynth.data.counts.Counts` (the only access to the data).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +31,10 @@ class AlgorithmContext:
     configuration declares it public, otherwise a noisy count already charged
     to the ledger.  ``workload`` lists marginals as tuples of attribute indices;
     ``queries`` is the whole typed workload (ranges, conjunctions), already
-    validated against the sections the algorithm's spec accepts.
+    validated against the sections the algorithm's spec accepts.  ``notice``
+    receives human-readable remarks (from public information only) as soon as
+    they are known, e.g. a warning before a long run; warnings for the report
+    go in :attr:`AlgorithmOutput.warnings` as well.
     """
 
     domain: Domain
@@ -43,6 +46,7 @@ class AlgorithmContext:
     workload: tuple[tuple[int, ...], ...]
     queries: Workload | None = None
     progress: Progress = no_progress
+    notice: Callable[[str], None] = field(default=lambda msg: None)  # remarks for stderr before a long run
 
 
 @dataclass(frozen=True)

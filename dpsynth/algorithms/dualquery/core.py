@@ -30,6 +30,7 @@ ledger total meets privacy.epsilon (dq_privacy.solve_parameters).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
@@ -42,7 +43,9 @@ from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
 from dpsynth.algorithms.dualquery.accounting import (
     STAGE,
     DualQueryComposition,
+    ErrorOutlook,
     all_accountings,
+    expected_error,
     round_charge,
     solve_parameters,
 )
@@ -60,6 +63,7 @@ __all__ = [
     "composition",
     "local_search",
     "mw_logits",
+    "outlook",
     "parse_params",
     "run",
     "sample_queries",
@@ -72,12 +76,12 @@ _LARGEST_T = 10_000
 
 @dataclass(frozen=True, kw_only=True)
 class SolverParams:
-    time_limit: float = 20.0  # seconds per round for the whole best response
+    time_limit: float | None = None  # optional cap (s) on one round's best response; the budget rules otherwise
     gap: float = 0.0  # CBC relative gap
     threads: int = 1
 
     def __post_init__(self) -> None:
-        if not self.time_limit > 0:
+        if self.time_limit is not None and not self.time_limit > 0:
             raise ConfigError(f"algorithm.params.solver.time_limit: must be > 0, got {self.time_limit!r}")
         if not 0 <= self.gap < 1:
             raise ConfigError(f"algorithm.params.solver.gap: must be in [0, 1), got {self.gap!r}")
@@ -106,8 +110,12 @@ class Params:
     solver: SolverParams = field(default_factory=SolverParams)
     local_search: LocalSearchParams = field(default_factory=LocalSearchParams)
     max_T: int = 2000
+    time_budget: float = 600.0  # seconds for the whole release, shared out over the T rounds
 
     def __post_init__(self) -> None:
+        if not (self.time_budget > 0 and math.isfinite(self.time_budget)):
+            raise ConfigError(f"algorithm.params.time_budget: must be a number of seconds > 0, got "
+                              f"{self.time_budget!r}")
         if self.T is not None and self.T < 2:
             raise ConfigError(f"algorithm.params.T: must be >= 2, got {self.T!r}")
         if self.s is not None and self.s < 1:
@@ -127,8 +135,8 @@ def parse_params(raw: Mapping) -> Params:
     if params.best_response != "local":  # a missing CBC binary fails at config time, before any data
         from dpsynth.algorithms.dualquery.solver import mip_solver
 
-        mip_solver(time_limit=params.solver.time_limit, gap=params.solver.gap, threads=params.solver.threads,
-                   warm_start=False)
+        mip_solver(time_limit=params.solver.time_limit or 1.0, gap=params.solver.gap,
+                   threads=params.solver.threads, warm_start=False)
     return params
 
 
@@ -233,42 +241,75 @@ def local_search(
 
 
 def best_response(
-    clauses: Clauses, domain, params: Params, *, previous: np.ndarray | None, rng: np.random.Generator
+    clauses: Clauses,
+    domain,
+    params: Params,
+    *,
+    previous: np.ndarray | None,
+    rng: np.random.Generator,
+    deadline: float | None = None,
 ) -> tuple[np.ndarray, dict]:
-    """A valid row maximising the weighted number of satisfied clauses, and per-round facts."""
-    from dpsynth.algorithms.dualquery.solver import solve_clauses_ip
+    """A valid row maximising the weighted number of satisfied clauses, and per-round facts.
 
+    ``deadline`` (a ``time.perf_counter()`` value) is the end of this round's share of the time
+    budget; ``solver.time_limit``, when set, caps the round further.  The heuristic runs first (in
+    ``hybrid`` mode for at most half the round; it always completes one ascent), CBC gets what is
+    left.  A CBC failure (:data:`dpsynth.algorithms.dualquery.solver.FAILURES`) keeps the heuristic's
+    row, which is still an approximate best response to the same sampled clauses (Theorem 4.6 needs
+    only an approximate maximiser); ``info["cbc_failure"]`` names the cause.
+    """
     t0 = time.perf_counter()
-    limit = params.solver.time_limit
-    sizes = np.asarray(domain.sizes)
+    end = math.inf if deadline is None else deadline
+    if params.solver.time_limit is not None:
+        end = min(end, t0 + params.solver.time_limit)
     info: dict = {"clauses": len(clauses), "samples": int(clauses.weights.sum())}
     rec, obj = None, -1
     if params.best_response in ("hybrid", "local"):
-        starts = [rng.integers(0, sizes) for _ in range(params.local_search.restarts)]
-        if previous is not None:
-            starts.insert(0, previous.copy())
-        if not starts:
-            starts = [rng.integers(0, sizes)]
-        budget = limit if params.best_response == "local" else 0.25 * limit
-        rec, obj = local_search(
-            clauses, domain, starts=starts, kicks=params.local_search.kicks, rng=rng, deadline=t0 + budget
-        )
+        local_end = end if params.best_response == "local" else t0 + 0.5 * (end - t0)
+        rec, obj = _heuristic(clauses, domain, params, previous, rng, local_end)
         info["local_objective"] = obj
     if params.best_response in ("hybrid", "ip"):
-        base = rec if rec is not None else np.zeros(len(domain), dtype=np.int64)
-        res = solve_clauses_ip(  # CBC stops by 90% of the round's limit (after building its model)
-            clauses, domain, base=base, incumbent=rec, time_limit=limit,
-            gap=params.solver.gap, threads=params.solver.threads, deadline=t0 + 0.9 * limit,
-        )
-        info.update(cbc_status=res.status, cbc_objective=res.objective, cbc_bound=res.bound, cbc_gap=res.gap)
-        if res.codes is not None and res.objective is not None and res.objective > obj:
-            rec, obj = res.codes, int(res.objective)
-    if rec is None:  # CBC found nothing in time and no heuristic ran: any valid row
-        rec = rng.integers(0, sizes)
-        obj = clauses.objective(rec)
+        rec, obj = _cbc(clauses, domain, params, rec, obj, end, t0, info)
+        if rec is None:  # CBC alone failed or had no time: the heuristic's row after all
+            rec, obj = _heuristic(clauses, domain, params, previous, rng, end)
+            info["local_objective"] = obj
     info["objective"] = int(obj)
     info["seconds"] = round(time.perf_counter() - t0, 4)
     return rec, info
+
+
+def _heuristic(clauses, domain, params, previous, rng, deadline) -> tuple[np.ndarray, int]:
+    sizes = np.asarray(domain.sizes)
+    starts = [rng.integers(0, sizes) for _ in range(params.local_search.restarts)]
+    if previous is not None:
+        starts.insert(0, previous.copy())
+    if not starts:
+        starts = [rng.integers(0, sizes)]
+    return local_search(clauses, domain, starts=starts, kicks=params.local_search.kicks, rng=rng, deadline=deadline)
+
+
+def _cbc(clauses, domain, params, rec, obj, end, t0, info):
+    """CBC warm-started from ``rec``; the better row of the two (CBC must stop by 90% of the round)."""
+    from dpsynth.algorithms.dualquery.solver import solve_clauses_ip
+
+    base = rec if rec is not None else np.zeros(len(domain), dtype=np.int64)
+    if math.isinf(end):
+        limit, stop = _NO_LIMIT, None
+    else:  # CBC can overrun its own limit a little: it must stop by 90% of the round
+        stop = end - 0.1 * (end - t0)
+        limit = max(0.0, stop - time.perf_counter())
+    res = solve_clauses_ip(clauses, domain, base=base, incumbent=rec, time_limit=limit, gap=params.solver.gap,
+                           threads=params.solver.threads, deadline=stop)
+    info.update(cbc_status=res.status, cbc_objective=res.objective, cbc_bound=res.bound, cbc_gap=res.gap)
+    if res.failure is not None:
+        info["cbc_failure"] = res.failure
+    if res.codes is not None and res.objective is not None and res.objective > obj:
+        return res.codes, int(res.objective)
+    return rec, obj
+
+
+_NO_LIMIT = 3600.0
+"""CBC's limit (s) when neither a time budget nor a cap applies (only possible from the library API)."""
 
 
 def _free(rec: np.ndarray, clauses: Clauses, domain, how: str, rng: np.random.Generator) -> np.ndarray:
@@ -284,6 +325,7 @@ def _free(rec: np.ndarray, clauses: Clauses, domain, how: str, rng: np.random.Ge
 
 # ----------------------------------------------------------------------- the run
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    budget_end = time.perf_counter() + params.time_budget  # the whole release, query evaluation included
     ledger = ctx.ledger
     if not isinstance(ledger.composition, DualQueryComposition):
         raise TypeError("dualquery needs a ledger built with dualquery.composition(params, privacy)")
@@ -291,20 +333,30 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     queries = given if given is not None else conjunction_workload(None, ctx.domain, ctx.workload)
     n = float(ctx.n)
     true = np.clip(conjunction_counts(ctx.counts, queries) / n, 0.0, 1.0)
+    prior = list(ledger.charges)
     sol = solve_parameters(
         epsilon=ledger.epsilon, delta=ledger.delta, n=n, composition=ledger.composition,
-        prior=list(ledger.charges), T=params.T, s=params.s, eta=params.eta, max_T=params.max_T,
+        prior=prior, T=params.T, s=params.s, eta=params.eta, max_T=params.max_T,
     )
-    records, rounds = _iterate(ctx, params, queries, true, sol.T, sol.s, sol.eta, n, rng=rng)
+    view = expected_error(n, ledger.epsilon, ledger.delta, dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta),
+                          n_queries=len(queries), log_universe=_log_universe(ctx.domain), prior=prior)
+    if view.message:
+        ctx.notice(view.message)  # before the rounds: a user can stop a run that will not be useful
+    records, rounds = _iterate(ctx, params, queries, true, sol.T, sol.s, sol.eta, n, rng=rng, budget_end=budget_end)
     codes = expand_rows(records, ctx.rows, rng=rng)
     dq = [c for c in ledger.charges if c.stage == STAGE]
     delta_dq = ledger.delta - sum(c.delta for c in ledger.charges if c.stage != STAGE)
     warnings = []
-    if sol.T < 20:
+    failed = _failures(rounds)
+    skipped = sum(1 for r in rounds if r.get("cbc_status") == "skipped")
+    if failed:
+        causes = ", ".join(f"{k} {v}" for k, v in failed.items())
         warnings.append(
-            f"dualquery: only T={sol.T} rounds fit the budget at this n; the synthetic data has {sol.T} "
-            "distinct records at most and MWEM is likely more accurate"
+            f"dualquery: CBC failed in {sum(failed.values())} of {sol.T} rounds ({causes}); those rounds kept "
+            "the local-search row (an approximate best response; privacy is unaffected)"
         )
+    if view.message:
+        warnings.append(view.message)
     details = {
         "T": sol.T, "s": sol.s, "eta": sol.eta, "solved_for": sol.solved,
         "accounting_requested": params.accounting,
@@ -318,8 +370,12 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "per_sample_epsilon": "round t costs s samples of 2*eta*(t-1)/n each (see the ledger)",
         "queries": len(queries), "queries_with_negations": 2 * len(queries), "k": queries.k,
         "best_response": params.best_response, "free_attributes": params.free_attributes,
-        "solver": {"time_limit": params.solver.time_limit, "gap": params.solver.gap,
-                   "threads": params.solver.threads},
+        # the configuration's time settings (public); measured times never enter the report
+        "solver": {"time_budget": params.time_budget, "time_limit": params.solver.time_limit,
+                   "gap": params.solver.gap, "threads": params.solver.threads},
+        "rounds_solver_failed": failed,
+        "rounds_solver_skipped": skipped,
+        "outlook": {"verdict": view.verdict, "theorem_alpha": view.theorem_alpha, "resolution": view.resolution},
         "synthesis": f"the T={sol.T} best responses; {ctx.rows} rows drawn from them (post-processing)",
         "rounds": rounds,
     }
@@ -329,8 +385,44 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return AlgorithmOutput(model=model, codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
 
 
-def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng):
-    """Algorithm 2's loop: charge, sample s of the 2Q queries, best-respond, update r."""
+def _log_universe(domain) -> float:
+    """ln |X|: the natural log of the number of rows of the domain."""
+    return float(np.log(np.asarray(domain.sizes, dtype=float)).sum())
+
+
+def outlook(config, n: float) -> ErrorOutlook:
+    """:func:`~dpsynth.algorithms.dualquery.accounting.expected_error` for a parsed DualQuery config.
+
+    ``n`` is the public row count (or the value a user expects); public information only, so
+    ``dpsynth plan`` and ``algorithm: auto`` may call it before any data is read.  With
+    ``privacy.n`` noisy, the row count's ε is deducted as the release will.
+    """
+    from dpsynth.privacy.accountant import Charge
+
+    given = config.workload.conjunctions
+    queries = given if given is not None else conjunction_workload(None, config.domain, config.marginals)
+    prior = []
+    if not config.privacy.n_public:
+        prior = [Charge(stage="row-count", mechanism="geometric", sensitivity=1.0, epsilon=config.privacy.n_epsilon,
+                        measured="number of rows n")]
+    return expected_error(n, config.privacy.epsilon, config.privacy.delta, config.params, n_queries=len(queries),
+                          log_universe=_log_universe(config.domain), prior=prior)
+
+
+def _failures(rounds: list[dict]) -> dict[str, int]:
+    """Rounds whose CBC call failed, by cause (in the order of ``solver.FAILURES``)."""
+    from dpsynth.algorithms.dualquery.solver import FAILURES
+
+    causes = [r["cbc_failure"] for r in rounds if "cbc_failure" in r]
+    return {c: causes.count(c) for c in FAILURES if c in causes}
+
+
+def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng, budget_end=math.inf):
+    """Algorithm 2's loop: charge, sample s of the 2Q queries, best-respond, update r.
+
+    Round t may use an equal share of what is left of the time budget, (budget_end − now)/(T − t + 1),
+    so time a round does not use goes to the later ones.
+    """
     r = np.zeros(len(queries))  # r_q = Σ_{i<t} (q(D) − q(xⁱ))
     records = np.empty((T, len(ctx.domain)), dtype=np.int64)
     rounds, previous = [], None
@@ -338,7 +430,9 @@ def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng):
         ctx.ledger.charge(round_charge(t, s=s, eta=eta, n=n))
         sample = sample_queries(mw_logits(r, eta), s, rng=rng)
         clauses = Clauses.from_samples(queries, sample)
-        rec, info = best_response(clauses, ctx.domain, params, previous=previous, rng=rng)
+        now = time.perf_counter()
+        share = max(0.0, budget_end - now) / (T - t + 1)
+        rec, info = best_response(clauses, ctx.domain, params, previous=previous, rng=rng, deadline=now + share)
         previous = rec
         rec = _free(rec, clauses, ctx.domain, params.free_attributes, rng)
         records[t - 1] = rec

@@ -1,16 +1,18 @@
 """The mixed-integer solver behind DualQuery's best response (Gaboardi et al. 2014, §5).
 
 :func:`mip_solver` is the one place that chooses and configures the solver:
-PuLP's ``PULP_CBC_CMD`` (PuLP < 4 ships the CBC binary); :func:`lp_solver`, its
-sibling, configures the same CBC for the linear program of ``algorithm: fourier``.  :func:`solve_clauses_ip`
-builds the §5 integer program for one round and solves it.
+PuLP's ``PULP_CBC_CMD`` (PuLP < 4 ships the CBC binary); its path and options
+drive the CBC command line.  :func:`lp_solver`, its sibling, configures the same
+CBC for the linear program of ``algorithm: fourier``.  :func:`build_model` writes the §5 integer program
+of one round as an MPS file straight from NumPy index arrays (no per-clause
+Python objects), and :func:`solve_clauses_ip` runs CBC on it.
 
 The program (the paper's encoding plus one-hot rows): a binary xᵦ per bit of
 the binary-attribute view (only bits of columns some clause touches), a
 clause variable cⱼ ∈ [0, 1] per distinct sampled clause with weight wⱼ (its
 multiplicity), and
 
-* maximise Σⱼ wⱼ·cⱼ;
+* maximise Σⱼ wⱼ·cⱼ (written as: minimise −Σⱼ wⱼ·cⱼ);
 * positive clause (x_a ∧ x_b ∧ x_c): cⱼ ≤ x_ℓ for each of its literals ℓ;
 * negated clause (¬x_a ∨ ¬x_b ∨ ¬x_c): cⱼ ≤ Σ_ℓ (1 − x_ℓ);
 * exactly one bit per touched column: Σ_{v} x_{(col, v)} = 1.  The paper's
@@ -19,6 +21,13 @@ multiplicity), and
 
 cⱼ may be continuous: for integral x the optimum sets cⱼ to the clause's
 truth value, so the objective counts satisfied clauses.
+
+A solver failure never raises: whatever goes wrong (binary missing at run
+time, non-zero exit, CBC killed after overrunning its limit, stopped without
+a feasible solution, infeasible or unbounded status, unreadable or invalid
+solution file) comes back as an :class:`IPResult` with ``failure`` set to one
+of :data:`FAILURES`, and the caller keeps its heuristic row.  Privacy does not
+depend on this: the program is built from the sampled clauses alone.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import subprocess
 import tempfile
 import time
 import warnings
@@ -35,10 +45,29 @@ import numpy as np
 
 from dpsynth.errors import ConfigError
 
-__all__ = ["IPResult", "lp_solver", "mip_solver", "solve_clauses_ip"]
+__all__ = ["FAILURES", "IPResult", "Model", "build_model", "lp_solver", "mip_solver", "solve_clauses_ip"]
 
-_IO_RESERVE = 0.5
-"""Seconds kept for writing the model, starting CBC and reading its solution."""
+FAILURES = (
+    "missing-binary",  # the CBC binary is gone or not executable when a round runs
+    "nonzero-exit",  # CBC exited with a non-zero code (or was killed by a signal)
+    "killed",  # CBC overran its time limit by more than the grace period and was stopped
+    "no-solution",  # CBC stopped (time limit) before finding any feasible solution
+    "infeasible",  # CBC reported the program infeasible (it never is: a solver defect)
+    "unbounded",  # CBC reported the program unbounded (it never is: a solver defect)
+    "unreadable-solution",  # the solution file is missing, empty or not in CBC's format
+    "invalid-solution",  # the solution is not one-hot on a touched column
+)
+"""Causes of a failed CBC call, as counted in the report (``rounds_solver_failed``)."""
+
+_IO_RESERVE = 0.3
+"""Seconds kept for starting CBC and reading its solution."""
+_MIN_LIMIT = 0.1
+"""CBC is not started with less time than this (status ``skipped``)."""
+
+
+def _grace(limit: float) -> float:
+    """How long CBC may overrun its own limit (it does while generating cuts) before it is killed."""
+    return 1.0 + 0.25 * limit
 
 
 @dataclass(frozen=True)
@@ -47,14 +76,16 @@ class IPResult:
 
     codes: np.ndarray | None  # best record found by CBC (full row of codes), None if none
     objective: float | None
-    status: str  # "optimal", "time-limit", "gap-limit", "infeasible", "not-solved", ...
+    status: str  # "optimal", "time-limit", "gap-limit", "skipped", "failed", ...
     bound: float | None  # CBC's best bound on the optimum, when it reports one
     gap: float | None  # (bound - objective) / max(1, |objective|)
     seconds: float
+    failure: str | None = None  # one of FAILURES when the call failed
+    build_seconds: float = 0.0  # time spent building and writing the model
 
 
 def mip_solver(*, time_limit: float, gap: float, threads: int, warm_start: bool, log_path: str | None = None):
-    """PuLP's CBC command with a time limit (s), relative gap, threads and warm start; quiet.
+    """PuLP's CBC command with a wall-clock time limit (s), relative gap, threads and warm start; quiet.
 
     Raises ConfigError (one line) if the CBC binary is missing.
     """
@@ -71,6 +102,7 @@ def mip_solver(*, time_limit: float, gap: float, threads: int, warm_start: bool,
             threads=int(threads),
             warmStart=bool(warm_start),
             logPath=log_path,
+            timeMode="elapsed",
         )
     if not solver.available():
         raise ConfigError(
@@ -94,6 +126,185 @@ def lp_solver(*, time_limit: float):
         ) from None
 
 
+def _cbc_args(solver, model_path: str, solution_path: str, start_path: str | None) -> list[str]:
+    """CBC's command line for ``solver`` (as configured by :func:`mip_solver`), like PuLP's own."""
+    args = [solver.path, model_path]
+    if start_path is not None:
+        args += ["-mips", start_path]
+    args += ["-sec", repr(float(solver.timeLimit))]
+    for option in solver.getOptions():  # ratio, threads, timeMode as PuLP spells them
+        args += ["-" + option.split()[0], *option.split()[1:]]
+    return [*args, "-solve", "-printingOptions", "normal", "-solution", solution_path]
+
+
+# ----------------------------------------------------------------------------- model
+@dataclass(frozen=True)
+class Model:
+    """The §5 program of one round as sparse triplets, with the maps back to rows of codes."""
+
+    cols: np.ndarray  # touched columns (sorted)
+    bits: np.ndarray  # the x variables' bits (sorted), x variable i is bit bits[i]
+    n_clauses: int
+    entries: tuple[np.ndarray, np.ndarray, np.ndarray]  # (row, variable, integer coefficient); objective row -1
+    senses: np.ndarray  # per constraint row: "E" or "L"
+    rhs: np.ndarray  # per constraint row
+
+    @property
+    def n_x(self) -> int:
+        return len(self.bits)
+
+
+def build_model(clauses, domain) -> Model:
+    """The constraint matrix, vectorized: one-hot rows, then clause rows (§5 encoding)."""
+    owner, _ = domain.bit_owner()
+    offsets = np.asarray(domain.offsets)
+    cols = np.unique(clauses.attrs)
+    bits = np.flatnonzero(np.isin(owner, cols))
+    var_of_bit = np.full(len(owner), -1, dtype=np.int64)
+    var_of_bit[bits] = np.arange(len(bits))
+    m, k = clauses.attrs.shape
+    cvar = len(bits) + np.arange(m)
+    lit = var_of_bit[offsets[clauses.attrs] + clauses.values]  # (m, k) x variables of the literals
+    pos = np.asarray(clauses.positive, dtype=bool)
+    n_one, n_pos, n_neg = len(cols), int(pos.sum()) * k, int((~pos).sum())
+    # one-hot rows 0..n_one-1: Σ_v x(col, v) = 1
+    one_rows = np.searchsorted(cols, owner[bits])
+    # positive clause rows: c_j - x_ℓ ≤ 0, one per literal
+    p_rows = n_one + np.arange(n_pos)
+    p_c, p_x = np.repeat(cvar[pos], k), lit[pos].ravel()
+    # negated clause rows: c_j + Σ_ℓ x_ℓ ≤ k
+    n_rows = n_one + n_pos + np.arange(n_neg)
+    n_x = lit[~pos]
+    row = np.concatenate([one_rows, p_rows, p_rows, n_rows, np.repeat(n_rows, k), np.full(m, -1)])
+    var = np.concatenate([np.arange(len(bits)), p_c, p_x, cvar[~pos], n_x.ravel(), cvar])
+    one = np.ones
+    coef = np.concatenate([one(len(bits)), one(n_pos), -one(n_pos), one(n_neg), one(n_neg * k),
+                           -np.asarray(clauses.weights)]).astype(np.int64)
+    senses = np.array(["E"] * n_one + ["L"] * (n_pos + n_neg))
+    rhs = np.concatenate([np.ones(n_one), np.zeros(n_pos), np.full(n_neg, k)]).astype(np.int64)
+    return Model(cols, bits, m, (row, var, coef), senses, rhs)
+
+
+def _names(prefix: str, idx: np.ndarray) -> np.ndarray:
+    return np.char.add(prefix, np.asarray(idx, dtype=np.int64).astype(str))
+
+
+def _lines(*columns: np.ndarray) -> list[str]:
+    out = columns[0]
+    for c in columns[1:]:
+        out = np.char.add(np.char.add(out, " "), c)
+    return out.tolist()
+
+
+def _fixed(f1: str, f2, f3, f4=None) -> list[str]:
+    """MPS lines in the fixed layout (fields at columns 2, 5, 15, 25), which free-format readers accept too.
+
+    CBC's reader mis-parses some free-format sections (e.g. the first BOUNDS line), so names stay within
+    8 characters and every field is at its fixed position.
+    """
+    f2, f3 = np.asarray(f2).astype(str), np.asarray(f3).astype(str)
+    line = np.char.add(np.char.add(" " + f1.ljust(2) + " ", np.char.ljust(f2, 8)), "  ")
+    line = np.char.add(line, np.char.ljust(f3, 8) if f4 is not None else f3)
+    if f4 is not None:
+        line = np.char.add(np.char.add(line, "  "), np.char.rjust(np.asarray(f4).astype(str), 12))
+    return np.atleast_1d(line).tolist()
+
+
+def write_mps(model: Model, path: str) -> None:
+    """MPS: names are x<i> (binary), c<j> (clause), R<r> (rows), OBJ (objective); at most 8 characters."""
+    row, var, coef = model.entries
+    order = np.lexsort((row, var))  # COLUMNS must list each variable's entries together
+    row, var, coef = row[order], var[order], coef[order]
+    n_x, n_rows = model.n_x, len(model.senses)
+    if n_x + model.n_clauses > 10**7 or n_rows > 10**7:
+        raise ValueError("best-response program too large for 8-character MPS names")
+    var_names = np.concatenate([_names("x", np.arange(n_x)), _names("c", np.arange(model.n_clauses))])
+    row_names = np.where(row < 0, "OBJ", _names("R", np.maximum(row, 0)))
+    entry = _fixed("", var_names[var], row_names, coef)
+    split = int(np.searchsorted(var, n_x))  # binaries first, inside integer markers
+    r = np.arange(n_rows)
+    nz = model.rhs != 0
+    marker = "    MARKER                 'MARKER'                 '{}'"
+    text = [
+        "NAME          DUALQUERY", "ROWS", " N  OBJ",
+        *np.char.add(np.char.add(" ", np.char.ljust(model.senses.astype(str), 2)),
+                     np.char.add(" ", _names("R", r))).tolist(),
+        "COLUMNS", marker.format("INTORG"), *entry[:split], marker.format("INTEND"), *entry[split:],
+        "RHS", *_fixed("", np.full(int(nz.sum()), "RHS"), _names("R", r[nz]), model.rhs[nz]),
+        "BOUNDS", *_fixed("BV", np.full(n_x, "BND"), var_names[:n_x], np.full(n_x, 1)),
+        *_fixed("UP", np.full(model.n_clauses, "BND"), var_names[n_x:], np.full(model.n_clauses, 1)),
+        "ENDATA",
+    ]
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write("\n".join(text) + "\n")
+
+
+def _write_start(model: Model, clauses, incumbent: np.ndarray, domain, path: str) -> None:
+    """CBC's warm-start file (the format PuLP writes): every variable's value in the incumbent row."""
+    offsets = np.asarray(domain.offsets)
+    on = np.zeros(len(domain.bit_owner()[0]), dtype=np.int64)
+    on[offsets + np.asarray(incumbent)] = 1
+    values = np.concatenate([on[model.bits], clauses.satisfied(incumbent).astype(np.int64)])
+    names = np.concatenate([_names("x", np.arange(model.n_x)), _names("c", np.arange(model.n_clauses))])
+    idx = np.arange(len(names)).astype(str)
+    with open(path, "w", encoding="ascii") as fh:
+        fh.write("Stopped on time - objective value 0\n")
+        fh.write("\n".join(_lines(idx, names, values.astype(str), np.full(len(names), "0"))) + "\n")
+
+
+class _Unreadable(Exception):
+    pass
+
+
+_ENTRY = re.compile(r"^\s*(?:\*\*\s*)?\d+\s+x(\d+)\s+(\S+)", re.MULTILINE)
+
+
+def _read_solution(path: str, n_x: int) -> tuple[str, np.ndarray | None]:
+    """(first word of CBC's status line, x values or None when CBC found no feasible solution)."""
+    try:
+        with open(path, encoding="ascii", errors="strict") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Unreadable from exc
+    head, _, body = text.partition("\n")
+    words = head.split()
+    if not words:
+        raise _Unreadable
+    kind = words[0].lower()
+    feasible = kind == "optimal" or (kind == "stopped" and "objective value" in head)
+    if kind in ("infeasible", "unbounded") or (kind == "integer" and "infeasible" in head.lower()):
+        return ("unbounded" if kind == "unbounded" else "infeasible"), None
+    if kind not in ("optimal", "stopped"):
+        raise _Unreadable
+    if not feasible or "no integer solution" in head.lower() or "no feasible" in head.lower():
+        return "stopped", None
+    found = np.array(_ENTRY.findall(body), dtype=object).reshape(-1, 2)
+    x = np.zeros(n_x)
+    try:
+        idx = found[:, 0].astype(np.int64)
+        val = found[:, 1].astype(float)
+    except ValueError as exc:
+        raise _Unreadable from exc
+    if np.any((idx < 0) | (idx >= n_x)) or not np.all(np.isfinite(val)):
+        raise _Unreadable
+    x[idx] = val
+    return kind, x
+
+
+def _decode(model: Model, x: np.ndarray, base: np.ndarray, domain) -> np.ndarray | None:
+    """Row of codes from the x values, or None unless each touched column has exactly one bit at 1."""
+    on = x > 0.5
+    if np.any(np.abs(x - on) > 1e-6):
+        return None
+    owner, value = domain.bit_owner()
+    col_of = owner[model.bits]
+    if not np.array_equal(np.bincount(col_of[on], minlength=len(owner))[model.cols], np.ones(len(model.cols))):
+        return None
+    codes = np.array(base, dtype=np.int64, copy=True)
+    codes[col_of[on]] = value[model.bits[on]]
+    return codes
+
+
 def solve_clauses_ip(
     clauses,
     domain,
@@ -111,64 +322,60 @@ def solve_clauses_ip(
     the codes of untouched columns; ``incumbent`` (codes) warm-starts CBC.
     CBC gets ``time_limit`` seconds (wall clock), cut so that it stops by
     ``deadline`` (a ``time.perf_counter()`` value) after the model is built;
-    if no time is left it is not run (status ``skipped``).
+    if too little time is left it is not run (status ``skipped``).  Never
+    raises on a solver problem: see :data:`FAILURES`.
     """
-    import pulp
-
     start = time.perf_counter()
-    cols = np.unique(clauses.attrs)
-    prob = pulp.LpProblem("dualquery_best_response", pulp.LpMaximize)
-    x = {}
-    for a in cols.tolist():  # loop over touched columns and their values (the model's variables)
-        x[a] = [prob.add_variable(f"x_{a}_{v}", cat="Binary") for v in range(domain.sizes[a])]
-        prob += pulp.lpSum(x[a]) == 1, f"one_{a}"
-    c = [prob.add_variable(f"c_{j}", lowBound=0, upBound=1) for j in range(len(clauses))]
-    prob += pulp.lpSum(float(w) * cj for w, cj in zip(clauses.weights.tolist(), c))
-    k = clauses.attrs.shape[1]
-    for j, (ats, vals, pos) in enumerate(
-        zip(clauses.attrs.tolist(), clauses.values.tolist(), clauses.positive.tolist())
-    ):  # one to k+... constraints per clause: PuLP has no vectorized constraint builder
-        lits = [x[a][v] for a, v in zip(ats, vals)]
-        if pos:
-            for i, lit in enumerate(lits):
-                prob += c[j] <= lit, f"p_{j}_{i}"
-        else:
-            prob += c[j] <= k - pulp.lpSum(lits), f"n_{j}"
-    if incumbent is not None:
-        for a in cols.tolist():
-            for v, var in enumerate(x[a]):
-                var.setInitialValue(1 if int(incumbent[a]) == v else 0)
-        sat = clauses.satisfied(incumbent)
-        for cj, sj in zip(c, sat.tolist()):
-            cj.setInitialValue(1 if sj else 0)
+    model = build_model(clauses, domain)
     if deadline is not None:
         time_limit = min(time_limit, deadline - time.perf_counter() - _IO_RESERVE)
-    if time_limit < 0.1:
+    if time_limit < _MIN_LIMIT:
         return IPResult(None, None, "skipped", None, None, time.perf_counter() - start)
-    fd, log_path = tempfile.mkstemp(prefix="dpsynth_cbc_", suffix=".log")
-    os.close(fd)
-    try:
-        solver = mip_solver(
-            time_limit=time_limit, gap=gap, threads=threads, warm_start=incumbent is not None, log_path=log_path
-        )
-        prob.solve(solver)
-        with open(log_path, encoding="utf-8", errors="replace") as fh:
-            log = fh.read()
-    finally:
-        os.unlink(log_path)
-    objective = pulp.value(prob.objective)
-    codes = None
-    if prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible) and objective is not None:
-        codes = np.array(base, dtype=np.int64, copy=True)
-        for a in cols.tolist():
-            vals = np.array([var.varValue or 0.0 for var in x[a]])
-            codes[a] = int(np.argmax(vals))
-        objective = float(clauses.objective(codes))  # recount exactly on the decoded row
+    with tempfile.TemporaryDirectory(prefix="dpsynth_cbc_") as tmp:
+        model_path, sol_path = os.path.join(tmp, "m.mps"), os.path.join(tmp, "m.sol")
+        start_path = os.path.join(tmp, "m.mst") if incumbent is not None else None
+        write_mps(model, model_path)
+        if start_path is not None:
+            _write_start(model, clauses, incumbent, domain, start_path)
+        built = time.perf_counter() - start
+        log, failure = _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path)
+        x, kind = None, None
+        if failure is None:
+            try:
+                kind, x = _read_solution(sol_path, model.n_x)
+            except _Unreadable:
+                failure = "unreadable-solution"
+    if failure is None and kind in ("infeasible", "unbounded"):
+        failure = kind
+    elif failure is None and x is None:
+        failure = "no-solution"
+    codes = _decode(model, x, base, domain) if failure is None else None
+    if failure is None and codes is None:
+        failure = "invalid-solution"
+    if failure is not None:
+        return IPResult(None, None, "failed", None, None, time.perf_counter() - start, failure, built)
+    objective = float(clauses.objective(codes))  # recount exactly on the decoded row
     status, bound = _parse_log(log, objective)
-    gap_value = None
-    if bound is not None and objective is not None:
-        gap_value = max(0.0, bound - objective) / max(1.0, abs(objective))
-    return IPResult(codes, objective, status, bound, gap_value, time.perf_counter() - start)
+    gap_value = None if bound is None else max(0.0, bound - objective) / max(1.0, abs(objective))
+    return IPResult(codes, objective, status, bound, gap_value, time.perf_counter() - start, None, built)
+
+
+def _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path) -> tuple[str, str | None]:
+    """Run CBC; (its log, None) or ("", the failure cause)."""
+    try:
+        solver = mip_solver(time_limit=time_limit, gap=gap, threads=threads, warm_start=start_path is not None)
+        args = _cbc_args(solver, model_path, sol_path, start_path)
+        done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, check=False,
+                              timeout=time_limit + _grace(time_limit))
+    except ConfigError:
+        return "", "missing-binary"
+    except subprocess.TimeoutExpired:
+        return "", "killed"
+    except OSError:  # the binary vanished or lost its execute permission between the check and the run
+        return "", "missing-binary"
+    if done.returncode != 0:
+        return "", "nonzero-exit"
+    return done.stdout.decode("utf-8", errors="replace"), None
 
 
 _RESULT = {
@@ -182,7 +389,7 @@ _RESULT = {
 
 
 def _parse_log(log: str, objective: float | None) -> tuple[str, float | None]:
-    """CBC's result line and best bound (it prints 'Upper bound' when maximising)."""
+    """CBC's result line and best bound (the program minimises −Σ wⱼcⱼ, so the bound is negated)."""
     m = re.search(r"Result - (.+)", log)
     status = "not-solved"
     if m:
