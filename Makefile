@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export COLUMNS := 100
 
-.PHONY: install demo test test-slow lint bench bench-quick clean
+.PHONY: install demo test test-slow lint layers bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,14 +27,17 @@ demo: $(STAMP)
 	$(BIN)/dpsynth evaluate -c configs/adult.yaml --real sample_data/adult.csv --synthetic demo_out/adult_synth.csv \
 	    --marginals demo_out/adult_noisy_marginals.csv --k 1,2,3 --json demo_out/adult_eval.json --plot demo_out/adult_eval.png --force
 
-test: $(STAMP)
+test: $(STAMP) layers
 	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-lint: $(STAMP)
+lint: $(STAMP) layers
 	$(BIN)/ruff check dpsynth tests benchmarks
+
+layers: $(STAMP)  # the package's layering contracts (pyproject.toml [tool.importlinter]); part of make test
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run --grid full

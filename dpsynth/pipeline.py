@@ -205,22 +205,6 @@ def _records_model(codes: np.ndarray, sizes) -> RecordsModel:
     return RecordsModel(records, sizes, counts.astype(float))
 
 
-def oracle_figures(table: pd.DataFrame, config: Config, *, rng: np.random.Generator) -> dict:
-    """NOT PRIVATE, benchmarking only: Oracle (iReduct paper §5.2) on the workload; evaluation figures.
-
-    The true counts choose the noise scales, so nothing computed here may be
-    released; ``dpsynth release --non-private-oracle`` prints the figures and
-    writes no file.
-    """
-    from dpsynth.nonprivate.oracle import oracle_figures as _oracle
-
-    preflight(config)
-    counts = ArrayCounts(encode(table, config.domain, unknown=config.unknown), config.domain)
-    delta = getattr(config.params, "sanity_bound", None) or 1e-4 * counts.n
-    return _oracle(counts, config.marginals, sensitivity=config.privacy.neighbouring.histogram_l1,
-                   epsilon=config.privacy.epsilon, sanity_bound=delta, rng=rng)
-
-
 def _row_count(counts: Counts, config: Config, ledger: Ledger, rng: np.random.Generator) -> float:
     if config.privacy.n_public:
         return float(counts.n)

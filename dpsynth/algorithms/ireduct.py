@@ -60,6 +60,7 @@ from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge
 from dpsynth.privacy.noisedown import noise_down
 from dpsynth.progress import Progress, no_progress
+from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = [
     "IReductResult",
@@ -357,7 +358,7 @@ def resolve_scales(ctx: AlgorithmContext, params, epsilon: float) -> tuple[float
         raise ConfigError(
             f"algorithm.params.lambda_delta: must be smaller than lambda_max ({lam_delta:.6g} >= {lam_max:.6g})"
         )
-    delta = params.sanity_bound if params.sanity_bound is not None else 1e-4 * ctx.n
+    delta = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
     return lam_max, lam_delta, delta, warnings
 
 

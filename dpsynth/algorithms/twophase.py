@@ -39,6 +39,7 @@ from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import laplace_mechanism
+from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weights", "run"]
 
@@ -80,7 +81,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     eps = ctx.ledger.remaining()
     eps1, eps2 = split_budget(eps, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
     sens = ctx.neighbouring.histogram_l1
-    delta = params.sanity_bound if params.sanity_bound is not None else 1e-4 * ctx.n
+    delta = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
     first = measure_marginals(ctx, ctx.workload, eps1, rng=rng, noise="continuous", stage="phase 1")
     weights = rescale_weights([m.values for m in first], delta)  # from noisy counts only
     shares = split_budget(eps2, list(np.sqrt(weights)))

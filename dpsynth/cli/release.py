@@ -100,14 +100,14 @@ def _oracle(cfg, input: str, seed: int | None) -> None:
     import json
 
     from dpsynth.data.io import read_table
-    from dpsynth.pipeline import oracle_figures
+    from dpsynth.nonprivate.oracle import oracle_table_figures
 
     sys.stderr.write(
         "dpsynth: WARNING: --non-private-oracle is NOT differentially private: the true counts choose the\n"
         "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
     )
     string_cols = string_columns(cfg)
-    figures = oracle_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
+    figures = oracle_table_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
     typer.echo(json.dumps(figures))
 
 

@@ -40,6 +40,7 @@ from dpsynth.data.discretize import encode
 from dpsynth.errors import DataError, UsageError
 from dpsynth.nonprivate import metrics as M
 from dpsynth.progress import Progress, no_progress
+from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = ["METHODS", "NOT_PRIVATE", "EvalOptions", "evaluate", "parse_released_marginals", "summary_tables"]
 
@@ -450,7 +451,7 @@ def evaluate(
     synth_codes = _encode(synthetic_table, config, "synthetic")
     released_m = parse_released_marginals(released, domain) if released is not None else None
     real, synth = _Counter(real_codes, domain.sizes), _Counter(synth_codes, domain.sizes)
-    delta = options.sanity_bound if options.sanity_bound is not None else 1e-4 * real.n
+    delta = options.sanity_bound if options.sanity_bound is not None else default_sanity_bound(real.n)
     one_way = [real.counts((a,)).astype(float) for a in range(len(domain))]
     sample_rng, range_rng, cv_rng = rng.spawn(3)
     ctx = {"names": domain.names, "sample": options.sample_marginals, "rng": sample_rng,

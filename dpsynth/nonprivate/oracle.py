@@ -12,8 +12,9 @@ import numpy as np
 
 from dpsynth.algorithms.twophase import oracle_scales, rescale_weights
 from dpsynth.nonprivate.metrics import overall_relative_error
+from dpsynth.workload.marginals import default_sanity_bound
 
-__all__ = ["oracle_figures", "oracle_marginals"]
+__all__ = ["oracle_figures", "oracle_marginals", "oracle_table_figures"]
 
 
 def oracle_marginals(true: list[np.ndarray], *, sensitivity: float, epsilon: float, sanity_bound: float,
@@ -44,3 +45,20 @@ def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sani
         "scale_min": float(np.min(scales)),
         "scale_max": float(np.max(scales)),
     }
+
+
+def oracle_table_figures(table, config, *, rng: np.random.Generator) -> dict:
+    """NOT PRIVATE, benchmarking only: :func:`oracle_figures` on ``table``'s configured marginal workload.
+
+    The true counts choose the noise scales, so nothing computed here may be
+    released; the CLI prints the figures and writes no file.
+    """
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.discretize import encode
+    from dpsynth.pipeline import preflight
+
+    preflight(config)
+    counts = ArrayCounts(encode(table, config.domain, unknown=config.unknown), config.domain)
+    delta = getattr(config.params, "sanity_bound", None) or default_sanity_bound(counts.n)
+    return oracle_figures(counts, config.marginals, sensitivity=config.privacy.neighbouring.histogram_l1,
+                          epsilon=config.privacy.epsilon, sanity_bound=delta, rng=rng)

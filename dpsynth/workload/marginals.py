@@ -11,7 +11,7 @@ from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_int, as_mapping, no_extra_keys
 
-__all__ = ["parse_marginals"]
+__all__ = ["default_sanity_bound", "parse_marginals"]
 
 
 def parse_marginals(raw: Any, domain: Domain, path: str = "workload.marginals") -> tuple[tuple[int, ...], ...]:
@@ -50,3 +50,8 @@ def parse_marginals(raw: Any, domain: Domain, path: str = "workload.marginals") 
     elif "seed" in raw:
         raise ConfigError(f"{path}.seed: only meaningful with sample")
     return tuple(combos)
+
+
+def default_sanity_bound(n: float) -> float:
+    """The sanity bound δ of relative errors, 10⁻⁴·n when not configured (Xiao et al. 2011, §6.1)."""
+    return 1e-4 * float(n)
