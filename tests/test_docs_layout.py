@@ -20,7 +20,7 @@ def _tree() -> set[str]:
 def _readme_layout() -> set[str]:
     text = (ROOT / "README.md").read_text()
     section = text.split("## Layout", 1)[1]
-    return set(re.findall(r"^\s+(dpsynth/\S+)", section, flags=re.M))
+    return set(re.findall(r"^\s+(dpsynth/\S+)", section, flags=re.MULTILINE))
 
 
 def test_readme_layout_lists_exactly_the_tree():
