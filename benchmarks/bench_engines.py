@@ -157,7 +157,7 @@ def scaling(args) -> None:
                     continue
                 try:
                     r = _child(_release, _data(rows, "csv"), alg, engine, args.out_rows)
-                except Exception as exc:  # e.g. pyspark missing: report and go on
+                except Exception as exc:  # noqa: BLE001  (e.g. pyspark missing: report and go on)
                     print(f"{alg:9s} {engine:7s} {rows:>10,d} failed: {type(exc).__name__}: {exc}")
                     continue
                 print(f"{alg:9s} {engine:7s} {rows:>10,d} {r['release_s']:>10.1f} {r['peak_mb']:>9,.0f}", flush=True)

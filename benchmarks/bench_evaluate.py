@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     cfg = load_config(ROOT / "configs" / "adult.yaml")
-    string_cols = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    string_cols = cfg.domain.text_columns
     real = _table(args.full, string_cols)
     synth = release(real, cfg, rng=np.random.default_rng(0)).synthetic
     options = EvalOptions(ks=(1, 2, 3), target="income")

@@ -56,7 +56,7 @@ METHODS = ("oracle", "ireduct", "twophase", "dwork", "iresamp")
 def load(name: str) -> tuple:
     cfg_path, data_path = DATASETS[name]
     cfg = load_config(cfg_path)
-    strings = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    strings = cfg.domain.text_columns
     table = read_table(str(data_path), string_columns=strings)
     return cfg, ArrayCounts(encode(table, cfg.domain, unknown=cfg.unknown), cfg.domain)
 

@@ -94,7 +94,7 @@ def load_dataset(name: str, rows: int | None = None, columns: int | None = None)
         return raw, table, parse_config(raw)
     raw = yaml.safe_load(ds.config.read_text())
     cfg = parse_config(raw)
-    table = read_table(ds.data, string_columns=[c.name for c in cfg.domain.columns if c.kind == "categorical"])
+    table = read_table(ds.data, string_columns=cfg.domain.text_columns)
     table = table[[c for c in cfg.domain.names]]
     if rows is not None:  # row scaling: resample with replacement (public seed; a benchmark, not a release)
         idx = np.random.default_rng(12345).integers(0, len(table), size=rows)

@@ -135,7 +135,7 @@ def release_from_source(
     if engine == "numpy":
         from dpsynth.data.io import read_table
 
-        strings = [c.name for c in config.domain.columns if c.kind == "categorical"]
+        strings = config.domain.text_columns
         table = read_table(path, string_columns=strings)
         return release(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     dropped = read_header(path, config.domain)

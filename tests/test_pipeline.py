@@ -19,7 +19,7 @@ def adult(request):
     root = request.config.rootpath
     cfg = load_config(root / "configs" / "adult.yaml")
     table = read_table(root / "sample_data" / "adult.csv",
-                       string_columns=[c.name for c in cfg.domain.columns if c.kind == "categorical"])
+                       string_columns=cfg.domain.text_columns)
     return cfg, table
 
 

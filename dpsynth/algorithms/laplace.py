@@ -18,8 +18,6 @@ All are ε-DP with (essentially) the same scale.
 Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.models.synthesis.synthesize`
 fits a product-of-factors model to the noisy marginals (iterative proportional
 fitting) and samples from it, as iReduct and its baselines do.
-:func:`independent_sample` (the product of the noisy 1-way projections) is
-kept for callers that want the simpler model.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 
-__all__ = ["Params", "independent_sample", "measure_marginals", "parse_params", "run"]
+__all__ = ["Params", "measure_marginals", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,40 +75,6 @@ def measure_marginals(
         out.append(NoisyMarginal(tuple(attrs), np.asarray(noisy, dtype=float), scale))
         ctx.progress(stage, i + 1, len(attr_sets))
     return out
-
-
-def one_way_estimates(domain, marginals) -> list[np.ndarray | None]:
-    """Per attribute: the average of the 1-way projections of the noisy marginals containing it."""
-    sums: list[np.ndarray | None] = [None] * len(domain)
-    counts = [0] * len(domain)
-    for m in marginals:
-        for pos, a in enumerate(m.attrs):
-            other = tuple(i for i in range(len(m.attrs)) if i != pos)
-            proj = m.values.sum(axis=other) if other else m.values
-            sums[a] = proj if sums[a] is None else sums[a] + proj
-            counts[a] += 1
-    return [None if s is None else s / c for s, c in zip(sums, counts)]
-
-
-def independent_sample(domain, marginals, rows: int, *, rng: np.random.Generator) -> tuple[np.ndarray, list[str]]:
-    """Rows drawn from the product of the clipped, normalised 1-way estimates."""
-    codes = np.empty((rows, len(domain)), dtype=np.int64)
-    uncovered = []
-    for a, est in enumerate(one_way_estimates(domain, marginals)):
-        size = domain.sizes[a]
-        if est is None:
-            p = np.full(size, 1.0 / size)
-            uncovered.append(domain.names[a])
-        else:
-            p = np.clip(est, 0.0, None)
-            p = p / p.sum() if p.sum() > 0 else np.full(size, 1.0 / size)
-        codes[:, a] = rng.choice(size, size=rows, p=p)
-    warnings = []
-    if uncovered:
-        warnings.append(
-            "no workload marginal covers column(s) " + ", ".join(uncovered) + "; they are sampled uniformly"
-        )
-    return codes, warnings
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:

@@ -120,6 +120,6 @@ def stderr_console(quiet: bool = False) -> Console:
 
 def string_columns(cfg) -> list[str]:
     """Columns read as text: the categorical ones (their labels are strings in the schema)."""
-    return [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    return cfg.domain.text_columns
 def main() -> None:
     app()

@@ -152,6 +152,11 @@ class Domain:
     def index(self, name: str) -> int:
         return self.names.index(name)
 
+    @property
+    def text_columns(self) -> list[str]:
+        """The categorical columns, read as text (their labels are strings in the schema)."""
+        return [c.name for c in self.columns if c.kind == "categorical"]
+
     def indices(self, names: Sequence[str]) -> tuple[int, ...]:
         return tuple(self.index(n) for n in names)
 

@@ -43,7 +43,7 @@ def small_batches(monkeypatch):
 
 
 def _numpy_counts(path, cfg) -> ArrayCounts:
-    strings = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    strings = cfg.domain.text_columns
     return ArrayCounts(encode(read_table(path, string_columns=strings), cfg.domain, unknown=cfg.unknown), cfg.domain)
 
 

@@ -52,6 +52,6 @@ def open_counts(
     if engine == "numpy":
         from dpsynth.data.io import read_table
 
-        strings = [c.name for c in domain.columns if c.kind == "categorical"]
+        strings = domain.text_columns
         return ArrayCounts(encode(read_table(path, string_columns=strings), domain, unknown=unknown), domain)
     raise UsageError(f"unknown engine '{engine}' (choose one of: {', '.join(ENGINES)})")
