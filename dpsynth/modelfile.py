@@ -32,6 +32,7 @@ from dpsynth._version import __version__
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config, parse_config
 from dpsynth.data.discretize import Decoded, decode_columns
+from dpsynth.data.io import json_bytes
 from dpsynth.data.schema import IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
 from dpsynth.models.base import Model, ZeroProbability, model_from_arrays, model_to_arrays
@@ -45,7 +46,6 @@ __all__ = [
     "ReleasedModel",
     "config_document",
     "draw_chunks",
-    "json_bytes",
     "load_model",
 ]
 
@@ -60,11 +60,6 @@ _DATE = (1980, 1, 1, 0, 0, 0)
 
 class ModelFileError(DataError):
     """A model file that is corrupt, truncated, foreign or from a newer dpsynth (exit 65)."""
-
-
-def json_bytes(obj) -> bytes:
-    """The exact bytes dpsynth writes for a JSON document (reports, model entries)."""
-    return (json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n").encode("utf-8")
 
 
 def sha256(data: bytes) -> str:

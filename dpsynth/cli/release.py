@@ -23,6 +23,7 @@ def release(
     output: Annotated[str, typer.Option("--output", "-o", help="Synthetic rows: .csv, .csv.gz, .parquet, or - for CSV on stdout.")],
     report: Annotated[str | None, typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
     marginals: Annotated[str | None, typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Also write the released model (docs/model-format.md): draw more rows later with 'dpsynth sample', no data, no budget.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
@@ -33,7 +34,7 @@ def release(
 ) -> None:
     """Release differentially private synthetic rows and a privacy-budget report."""
     from dpsynth.config import load_config
-    from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
+    from dpsynth.data.io import OutputSet, check_output_path, json_bytes, read_table, table_format
     from dpsynth.pipeline import preflight
     from dpsynth.pipeline import release as run_release
 
@@ -55,9 +56,11 @@ def release(
         report = f"{output}.report.json"
     if report == "-" and output == "-":
         raise UsageError("--report and --output cannot both be stdout")
-    outputs = [output, report] + ([marginals] if marginals else [])
+    if model == "-":
+        raise UsageError("--model must be a file path, not - (stdout)")
+    outputs = [output, report] + ([marginals] if marginals else []) + ([model] if model else [])
     if len(set(outputs)) != len(outputs):
-        raise UsageError("--output, --report and --marginals must be different paths")
+        raise UsageError("--output, --report, --marginals and --model must be different paths")
     for path in outputs:
         check_output_path(path, force=force)
     if input != "-" and input in outputs:
@@ -85,12 +88,15 @@ def release(
     del table
     t_alg = time.perf_counter()
     with OutputSet(force=force) as out:
-        out.add_table(output, result.synthetic)
+        if marginals and result.marginals is None:
+            raise UsageError(f"algorithm '{cfg.algorithm}' releases no noisy marginals (drop --marginals)")
+        out.add_table_chunks(output, result.chunks())  # sampled, decoded and written chunk by chunk
         if marginals:
-            if result.marginals is None:
-                raise UsageError(f"algorithm '{cfg.algorithm}' releases no noisy marginals (drop --marginals)")
             out.add_table(marginals, result.marginals)
-        out.add_json(report, result.report)
+        report_bytes = json_bytes(result.report)
+        out.add_bytes(report, report_bytes)
+        if model:
+            out.add_bytes(model, result.model.with_report(report_bytes).to_bytes())
         out.commit()
     _summary(console, result.report, {"read": t_read - t0, "release": t_alg - t_read, "write": time.perf_counter() - t_alg})
 

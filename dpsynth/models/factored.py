@@ -76,6 +76,7 @@ __all__ = [
     "FactorTooLarge",
     "FactoredModel",
     "Measurement",
+    "alias_table",
     "fit_marginals",
     "one_way_from_marginals",
     "soft_threshold",
@@ -143,12 +144,13 @@ class _Factor:
     full-factor reductions instead of 560).
     """
 
-    __slots__ = ("_cache", "attrs", "probs", "tail")
+    __slots__ = ("_cache", "_sampler", "attrs", "probs", "tail")
 
     def __init__(self, attrs: tuple[int, ...], probs: np.ndarray):
         self.attrs = attrs
         self.probs = probs
         self._cache: dict[tuple[int, ...], np.ndarray] = {}
+        self._sampler = None
         self.tail: tuple[int, ...] = ()
         if len(attrs) >= _STAGE_MIN_ATTRS and probs.size >= _STAGE_MIN_CELLS:
             cells, k = 1, len(attrs)
@@ -159,6 +161,15 @@ class _Factor:
 
     def changed(self) -> None:
         self._cache.clear()
+        self._sampler = None
+
+    def sampler(self, dtype) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """(alias probabilities, aliases, per attribute the code of every cell), cached."""
+        if self._sampler is None or self._sampler[2][0].dtype != dtype:
+            prob, alias = alias_table(self.probs.reshape(-1))
+            cells = np.unravel_index(np.arange(self.probs.size), self.probs.shape)
+            self._sampler = (prob, alias, [c.astype(dtype) for c in cells])
+        return self._sampler
 
     def marginal(self, sub: tuple[int, ...], *, staged: bool = False) -> np.ndarray:
         """Probabilities over ``sub`` (a subset of ``attrs`` in ``attrs`` order)."""
@@ -179,6 +190,43 @@ class _Factor:
         if out.size * 4 <= self.probs.size:  # cache only projections much smaller than the factor
             self._cache[sub] = out
         return out
+
+
+def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias table of the distribution ``p`` (K cells), built without a loop over cells.
+
+    Sampling: draw x uniform in [0, K), i = ⌊x⌋; return i if x − i < prob[i], else alias[i].
+    Then P(c) = (prob[c] + Σ_{b: alias[b] = c} (1 − prob[b])) / K = p[c].
+
+    Construction (Vose's sequential pairing written with prefix sums): with q = K·p, the
+    "light" cells (q < 1) need 1 − q each, the "heavy" ones (q ≥ 1) can give q − 1.  Lay the
+    lights' deficits end to end (cumulative D) and the heavies' surpluses likewise
+    (cumulative E).  Processing lights in order, each takes its whole deficit from the heavy
+    that is current when it starts: the first j with E_j ≥ D_{i−1}.  Heavy j is exhausted by
+    the first light ending beyond E_j, at x_j = min{D_i > E_j}; it then needs x_j − E_j
+    itself, which the next heavy gives (its alias).  Both are one ``searchsorted`` each.
+    """
+    p = np.asarray(p, dtype=float)
+    K = p.size
+    q = p * (K / p.sum())
+    prob = np.ones(K)
+    alias = np.arange(K)
+    light = np.flatnonzero(q < 1.0)
+    heavy = np.flatnonzero(q >= 1.0)
+    if light.size == 0 or heavy.size == 0:
+        return prob, alias
+    D = np.cumsum(1.0 - q[light])
+    E = np.cumsum(q[heavy] - 1.0)
+    start = np.concatenate([[0.0], D[:-1]])
+    prob[light] = q[light]
+    alias[light] = heavy[np.minimum(np.searchsorted(E, start, side="left"), heavy.size - 1)]
+    end = np.searchsorted(D, E, side="right")  # the light that exhausts each heavy (D.size: none)
+    need = np.where(end < D.size, D[np.minimum(end, D.size - 1)] - E, 0.0)
+    has_next = np.arange(heavy.size) < heavy.size - 1
+    need = np.where(has_next, np.clip(need, 0.0, 1.0), 0.0)
+    prob[heavy] = 1.0 - need
+    alias[heavy[:-1]] = heavy[1:]
+    return prob, alias
 
 
 def _reduce(arr: np.ndarray, keep: list[int]) -> np.ndarray:
@@ -353,17 +401,21 @@ class FactoredModel:
     # -- sampling ----------------------------------------------------------------
     def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
         """``rows`` independent records drawn from the model, as a (rows × d) array of
-        :func:`~dpsynth.models.base.code_dtype` codes."""
-        codes = np.empty((int(rows), len(self.sizes)), dtype=code_dtype(self.sizes))
+        :func:`~dpsynth.models.base.code_dtype` codes (column-major: each column contiguous).
+
+        Each factor draws its cells by Walker's alias method (:func:`alias_table`; O(1) per
+        row after an O(cells) table kept until the factor changes) and maps them to the
+        codes of its attributes through a per-cell lookup table.
+        """
+        rows = int(rows)
+        codes = np.empty((rows, len(self.sizes)), dtype=code_dtype(self.sizes), order="F")
         for f in self.factors:  # loop over factors; vectorized over rows
-            cdf = np.cumsum(f.probs.reshape(-1))
-            u = rng.random(int(rows)) * cdf[-1]
-            flat = np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
-            if len(f.attrs) == 1:
-                codes[:, f.attrs[0]] = flat
-                continue
-            for a, col in zip(f.attrs, np.unravel_index(flat, f.probs.shape)):
-                codes[:, a] = col
+            prob, alias, cell_codes = f.sampler(codes.dtype)
+            x = rng.random(rows) * prob.size
+            cell = np.minimum(x.astype(np.int64), prob.size - 1)
+            cell = np.where(x - cell < prob[cell], cell, alias[cell])
+            for pos, a in enumerate(f.attrs):
+                codes[:, a] = cell_codes[pos][cell]
         return codes
 
     # -- the released-model interface (dpsynth.models.base.Model) ----------------
