@@ -48,7 +48,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -57,7 +56,7 @@ from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarg
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
-from dpsynth.privacy.accountant import Charge
+from dpsynth.privacy.accountant import Charge, CostAllocation, scale_cost
 from dpsynth.privacy.noisedown import noise_down
 from dpsynth.progress import Progress, no_progress
 from dpsynth.workload.marginals import default_sanity_bound
@@ -77,9 +76,6 @@ __all__ = [
     "run",
     "scale_cost",
 ]
-
-_MARGIN = 1e-9
-"""Relative safety margin of the float budget checks (float error is below 1e-11 relative)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,14 +103,6 @@ def parse_params(raw: Mapping) -> Params:
 
 
 # ----------------------------------------------------------------- building blocks
-def scale_cost(sensitivity: float, scale: float) -> float:
-    """Δ/λ as a float never below the exact quotient (rounded up one ulp when the division is inexact)."""
-    q = float(sensitivity) / float(scale)
-    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):
-        return q
-    return math.nextafter(q, math.inf)
-
-
 def generalized_sensitivity(scales, sensitivity: float) -> float:
     """Equation 12: g = Σ_j Δ/λ_j for marginals with per-marginal scales λ_j (Definition 4)."""
     return math.fsum(float(sensitivity) / float(s) for s in np.asarray(scales, dtype=float).reshape(-1))
@@ -164,34 +152,6 @@ class IReductResult:
     stats: dict = field(default_factory=dict)
 
 
-class _Budget:
-    """Per-marginal costs ε_j = Δ/λ_j (never below the exact quotient) and the exact check Σ ε_j ≤ ε."""
-
-    def __init__(self, epsilon: float, sensitivity: float, scales: np.ndarray):
-        self.epsilon = float(epsilon)
-        self.sensitivity = float(sensitivity)
-        self.costs = [scale_cost(sensitivity, s) for s in np.asarray(scales, dtype=float).tolist()]
-        self.total = math.fsum(self.costs)
-
-    def fits_with(self, j: int, scale: float) -> tuple[bool, float]:
-        cost = scale_cost(self.sensitivity, scale)
-        total = self.total - self.costs[j] + cost
-        if total <= self.epsilon * (1 - _MARGIN):
-            return True, cost
-        if total > self.epsilon * (1 + _MARGIN):
-            return False, cost
-        exact = sum((Fraction(float(c)) for i, c in enumerate(self.costs) if i != j), Fraction(cost))
-        return exact <= Fraction(self.epsilon), cost
-
-    def set(self, j: int, cost: float) -> None:
-        self.costs[j] = cost
-        self.total = math.fsum(self.costs)
-
-    def reset(self, scales: np.ndarray) -> None:
-        self.costs = [scale_cost(self.sensitivity, s) for s in np.asarray(scales, dtype=float).tolist()]
-        self.total = math.fsum(self.costs)
-
-
 def ireduct_marginals(
     true: list[np.ndarray],
     *,
@@ -223,7 +183,7 @@ def ireduct_marginals(
     def scales_of(k):
         return lambda_max - k * lambda_delta
 
-    budget = _Budget(epsilon, sensitivity, scales_of(steps_k))
+    budget = CostAllocation(epsilon, sensitivity, scales_of(steps_k))
     if budget.total > epsilon:
         raise ValueError(
             f"lambda_max={lambda_max:.6g} cannot pay for the first draw: {m} marginals cost "
@@ -281,7 +241,7 @@ def _water_fill(weights, steps_k, lambda_max, lambda_delta, sensitivity, target)
 
 def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, sanity_bound,
             error_weight, refresh, rng, progress, result):
-    eps_safe = budget.epsilon * (1 - _MARGIN)
+    eps_safe = budget.safe_total
     final_rounds = 0
     while final_rounds < 50:
         g = budget.total

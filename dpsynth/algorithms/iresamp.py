@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -33,6 +32,7 @@ from dpsynth.algorithms.ireduct import marginal_label, resolve_scales
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
+from dpsynth.privacy.accountant import Charge
 from dpsynth.privacy.mechanisms import laplace_mechanism
 
 __all__ = ["Params", "measure", "parse_params", "run"]
@@ -64,7 +64,6 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     sens = ctx.neighbouring.histogram_l1
     lam_max, _, delta, warnings = resolve_scales(ctx, params, eps)
     m = len(ctx.workload)
-    budget, spent = Fraction(eps), Fraction(0)
     last = np.full(m, lam_max)  # scale of the latest draw of each marginal
     num: list[np.ndarray] = []
     den = np.zeros(m)  # Σ 1/λ_k² per marginal
@@ -72,7 +71,6 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         e = sens / lam_max
         y = laplace_mechanism(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
                               rng=rng, stage="initial", measured=marginal_label(ctx.domain, attrs))
-        spent += Fraction(e)
         num.append(y / lam_max**2)
     den[:] = 1.0 / lam_max**2
     values = [v / d for v, d in zip(num, den)]
@@ -89,13 +87,12 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         j = int(np.argmax(score))
         new_scale = last[j] / 2.0
         e = sens / new_scale
-        if spent + Fraction(e) > budget:
+        if not ctx.ledger.would_fit(Charge(stage="resample", mechanism="laplace", sensitivity=sens, epsilon=e)):
             active[j] = False
             continue
         attrs = ctx.workload[j]
         y = laplace_mechanism(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
                               rng=rng, stage="resample", measured=marginal_label(ctx.domain, attrs))
-        spent += Fraction(e)
         draws += 1
         num[j] = num[j] + y / new_scale**2
         den[j] += 1.0 / new_scale**2

@@ -26,9 +26,11 @@ __all__ = [
     "BasicComposition",
     "Charge",
     "Composition",
+    "CostAllocation",
     "Ledger",
     "ZCDPComposition",
     "exact_sum",
+    "scale_cost",
     "split_budget",
     "zcdp_to_approx_dp",
 ]
@@ -272,3 +274,54 @@ class Ledger:
 def _fits(value: float | Fraction, budget: float) -> bool:
     exact = value if isinstance(value, Fraction) else Fraction(float(value))
     return exact <= Fraction(float(budget))
+
+
+# ------------------------------------------------------------------ planned allocations
+_MARGIN = 1e-9
+"""Relative slack under which a float total is trusted without an exact (Fraction) check."""
+
+
+def scale_cost(sensitivity: float, scale: float) -> float:
+    """ε = Δ/λ of a Laplace draw at scale λ, as a float never below the exact quotient (one ulp up when the
+    division is inexact), so that summing such costs never under-reports the budget."""
+    q = float(sensitivity) / float(scale)
+    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):
+        return q
+    return math.nextafter(q, math.inf)
+
+
+class CostAllocation:
+    """A planned per-item allocation ε_j = Δ/λ_j (e.g. iReduct's per-marginal scales, Xiao et al. 2011
+    Theorem 1) checked exactly against a budget ε before anything is charged.
+
+    ``fits_with(j, scale)`` answers whether moving item j to ``scale`` keeps Σ ε_j ≤ ε (exact when the float
+    total is within a relative 1e-9 of ε); the caller charges the ledger with the final costs.
+    """
+
+    def __init__(self, epsilon: float, sensitivity: float, scales: Sequence[float]):
+        self.epsilon = float(epsilon)
+        self.sensitivity = float(sensitivity)
+        self.reset(scales)
+
+    def reset(self, scales: Sequence[float]) -> None:
+        self.costs = [scale_cost(self.sensitivity, s) for s in [float(x) for x in scales]]
+        self.total = math.fsum(self.costs)
+
+    @property
+    def safe_total(self) -> float:
+        """A total below which no exact check is needed."""
+        return self.epsilon * (1 - _MARGIN)
+
+    def fits_with(self, j: int, scale: float) -> tuple[bool, float]:
+        cost = scale_cost(self.sensitivity, scale)
+        total = self.total - self.costs[j] + cost
+        if total <= self.safe_total:
+            return True, cost
+        if total > self.epsilon * (1 + _MARGIN):
+            return False, cost
+        exact = sum((Fraction(float(c)) for i, c in enumerate(self.costs) if i != j), Fraction(cost))
+        return exact <= Fraction(self.epsilon), cost
+
+    def set(self, j: int, cost: float) -> None:
+        self.costs[j] = cost
+        self.total = math.fsum(self.costs)

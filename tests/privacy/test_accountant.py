@@ -12,9 +12,11 @@ from dpsynth.errors import BudgetError
 from dpsynth.privacy.accountant import (
     BasicComposition,
     Charge,
+    CostAllocation,
     Ledger,
     ZCDPComposition,
     exact_sum,
+    scale_cost,
     split_budget,
     zcdp_to_approx_dp,
 )
@@ -83,3 +85,24 @@ def test_zcdp_composition():
 def test_basic_composition_totals_are_exact():
     total = BasicComposition().total([_c(0.1)] * 10, 0.0)[0]
     assert isinstance(total, Fraction) and total == 10 * Fraction(0.1)
+
+
+def test_cost_allocation_checks_planned_costs_exactly():
+    """Three costs of 0.1 against ε = 0.3: the float sum 0.30000000000000004 is within the float margin and
+    the exact sum of the three floats 0.1 exceeds the float 0.3, so the plan does not fit; 0.25 + 0.25 = 0.5
+    is exact and fits."""
+    plan = CostAllocation(0.3, 1.0, [10.0, 10.0, 10.0])
+    assert plan.fits_with(0, 10.0) == (False, 0.1)
+    assert CostAllocation(0.5, 1.0, [4.0, 4.0]).fits_with(1, 4.0) == (True, 0.25)
+    grow = CostAllocation(1.0, 1.0, [4.0, 4.0])
+    ok, cost = grow.fits_with(0, 2.0)
+    assert ok and cost == 0.5
+    grow.set(0, cost)
+    assert grow.total == 0.75 and grow.fits_with(1, 2.0) == (True, 0.5) and not grow.fits_with(1, 1.5)[0]
+
+
+def test_scale_cost_never_below_the_exact_quotient():
+    for sens, scale in [(1.0, 3.0), (2.0, 0.1), (1.0, 7.0), (2.0, 2.0 / 3.0)]:
+        c = scale_cost(sens, scale)
+        assert Fraction(c) * Fraction(scale) >= Fraction(sens)
+        assert math.nextafter(c, 0.0) * scale < sens or Fraction(math.nextafter(c, 0.0)) * Fraction(scale) < Fraction(sens)
