@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from dpsynth.params import as_number as _number
 from dpsynth.params import no_extra_keys as _no_extra
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.neighbouring import Neighbouring
-from dpsynth.workload.spec import Workload, parse_workload
+from dpsynth.workload.spec import SECTIONS, Workload, parse_workload
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
@@ -36,6 +36,7 @@ __all__ = [
     "load_config",
     "params_from_mapping",
     "parse_config",
+    "with_discovered_schema",
 ]
 
 DEFAULT_MAX_CELLS = 10_000_000
@@ -74,6 +75,8 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     seed: int | None = None
     max_cells: int = DEFAULT_MAX_CELLS
+    discover: Any = None  # a data.discover.DiscoverSpec when the schema is learned at release time
+    raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -187,6 +190,8 @@ def parse_config(raw: Any) -> Config:
     _no_extra(raw, _TOP_KEYS, "")
     if "schema" not in raw:
         raise ConfigError("schema: required")
+    if isinstance(raw["schema"], Mapping) and "discover" in raw["schema"]:
+        return _discover_config(raw)
     domain, unknown = _schema(raw["schema"])
     privacy = _privacy(raw.get("privacy"))
     alg = _mapping(raw.get("algorithm"), "algorithm")
@@ -215,6 +220,39 @@ def parse_config(raw: Any) -> Config:
         seed=seed,
         max_cells=max_cells,
     )
+
+
+def _discover_config(raw: Mapping[str, Any]) -> Config:
+    """A config whose schema is learned from the data at release time (``schema: {discover: ...}``).
+
+    Everything but the schema and the workload is validated now (with a placeholder schema); the
+    workload is validated against the discovered schema by :func:`with_discovered_schema`.
+    """
+    from dpsynth.data.discover import parse_discover
+
+    _no_extra(raw["schema"], {"discover"}, "schema")
+    spec = parse_discover(raw["schema"]["discover"])
+    privacy = _privacy(raw.get("privacy"))
+    if spec.epsilon >= privacy.epsilon:
+        raise ConfigError(f"schema.discover.epsilon: must be smaller than privacy.epsilon "
+                          f"({spec.epsilon:g} >= {privacy.epsilon:g}); it is a share of the release's budget")
+    if spec.delta > privacy.delta:
+        raise ConfigError(f"schema.discover.delta: must be at most privacy.delta ({spec.delta:g} > "
+                          f"{privacy.delta:g}); it is a share of the release's budget")
+    workload = _mapping(raw.get("workload"), "workload")
+    _no_extra(workload, set(SECTIONS), "workload")
+    placeholder = {"columns": {"_": {"type": "integer", "lower": 0, "upper": 0}}}
+    rest = {k: v for k, v in raw.items() if k not in ("schema", "workload")}
+    cfg = parse_config({**rest, "schema": placeholder})
+    return replace(cfg, domain=Domain(()), workload=Workload(marginals=()), discover=spec, raw=dict(raw))
+
+
+def with_discovered_schema(config: Config, schema: Mapping[str, Any], *, epsilon: float, delta: float) -> Config:
+    """The release config of a ``schema.discover`` config: the discovered ``schema`` and the budget
+    (ε, δ) left after discovery (computed by the accountant); the CLI's overrides (max_cells) are kept."""
+    raw = {k: v for k, v in (config.raw or {}).items() if k != "schema"}
+    raw["privacy"] = {**_mapping(raw.get("privacy"), "privacy"), "epsilon": epsilon, "delta": delta}
+    return replace(parse_config({**raw, "schema": dict(schema)}), max_cells=config.max_cells)
 
 
 def load_config(path: str | Path) -> Config:

@@ -11,7 +11,7 @@ This is the documented Python API behind ``dpsynth release``::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,15 @@ from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
 from dpsynth.report import build_report
 
-__all__ = ["ReleaseResult", "marginals_table", "preflight", "release", "release_from_counts", "release_from_source"]
+__all__ = [
+    "ReleaseResult",
+    "marginals_table",
+    "preflight",
+    "release",
+    "release_discovered",
+    "release_from_counts",
+    "release_from_source",
+]
 
 
 @dataclass
@@ -101,8 +109,11 @@ def release(
     ``rng`` supplies all randomness (pass ``np.random.default_rng()`` for OS
     entropy); ``seeded`` only changes what the report says about it.
     ``notice`` receives human-readable remarks (dropped columns) that are not
-    part of the report.
+    part of the report.  A config with ``schema: {discover: ...}`` learns its
+    schema first, in the same budget (:func:`release_discovered`).
     """
+    if config.discover is not None:
+        return release_discovered(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     preflight(config)
     dropped = check_columns(table.columns, config.domain)
     if dropped:
@@ -132,6 +143,8 @@ def release_from_source(
     from dpsynth.data.engines import open_counts, read_header
 
     preflight(config)
+    if config.discover is not None and engine != "numpy":
+        raise ConfigError(f"schema.discover: discovery reads the table in memory; use --engine numpy, not {engine}")
     if engine == "numpy":
         from dpsynth.data.io import read_table
 
@@ -159,6 +172,8 @@ def release_from_counts(
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
     """The same release from any counts engine (the data are reached only through ``counts``)."""
+    if config.discover is not None:
+        raise ConfigError("schema.discover: a release from counts needs a public schema")
     preflight(config)
     alg = get_algorithm(config.algorithm)
     ledger = Ledger(config.privacy.epsilon, config.privacy.delta, alg.composition(config.params, config.privacy))
@@ -203,6 +218,39 @@ def _records_model(codes: np.ndarray, sizes) -> RecordsModel:
     """For an algorithm that returns rows only: the distinct rows, weighted by their counts."""
     records, counts = np.unique(codes, axis=0, return_counts=True)
     return RecordsModel(records, sizes, counts.astype(float))
+
+
+def release_discovered(
+    table: pd.DataFrame,
+    config: Config,
+    *,
+    rng: np.random.Generator,
+    seeded: bool = False,
+    progress: Progress = no_progress,
+    notice: Callable[[str], None] = lambda msg: None,
+) -> ReleaseResult:
+    """Schema discovery (``config.discover``, its own share of the budget), then the release with the rest.
+
+    The discovery ledger (basic composition) spends at most the ``discover`` share; the release gets
+    what is left of ``privacy`` (exactly, by :func:`~dpsynth.privacy.accountant.budget_after`), and the
+    report's ledger and totals cover both phases (:func:`dpsynth.report.add_discovery`).
+    """
+    from dpsynth.config import with_discovered_schema
+    from dpsynth.data.discover import discover_schema
+    from dpsynth.privacy.accountant import budget_after
+    from dpsynth.report import add_discovery
+
+    spec, privacy = config.discover, config.privacy
+    ledger = Ledger(spec.epsilon, spec.delta)
+    found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
+    eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
+    inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
+    result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice)
+    result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
+    result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
+    result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
+    result.diagnostics["discovered_schema"] = found.schema
+    return result
 
 
 def _row_count(counts: Counts, config: Config, ledger: Ledger, rng: np.random.Generator) -> float:

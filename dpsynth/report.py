@@ -130,3 +130,85 @@ def build_report(
         },
         "warnings": warnings,
     }
+
+
+# ------------------------------------------------------------------- schema discovery
+def build_discovery_report(discovery, ledger: Ledger, *, neighbouring, seeded: bool, settings: dict) -> dict[str, Any]:
+    """Report of ``dpsynth schema discover``: ledger, what each column learned, what was public.
+
+    ``discovery`` is a :class:`dpsynth.data.discover.Discovery`; ``settings`` the public discovery
+    settings (max_categories, bins, edges).
+    """
+    ledger_dict = ledger.to_dict()
+    warnings = []
+    if seeded:
+        warnings.append("this discovery was produced with a fixed seed: its noise can be reproduced by anyone "
+                        "who knows the seed; seeded runs are for testing only, never publish them")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "schema-discovery",
+        "tool": {"name": "dpsynth", "version": __version__},
+        "privacy": {
+            "epsilon_requested": ledger.epsilon,
+            "delta_requested": ledger.delta,
+            "epsilon_spent": ledger_dict["epsilon_spent"],
+            "delta_spent": ledger_dict["delta_spent"],
+            "neighbouring": neighbouring.value,
+            "neighbouring_description": neighbouring.description,
+            "privacy_unit": "one row of the input table",
+            "composition": {"theorem": ledger_dict["composition"],
+                            "description": ledger_dict["composition_description"]},
+            "public_information": list(discovery.public),
+        },
+        "settings": dict(settings),
+        "ledger": ledger_dict["charges"],
+        "columns": discovery.columns,
+        "schema": discovery.schema,
+        "randomness": {"source": "seeded" if seeded else "os-entropy"},
+        "warnings": warnings,
+    }
+
+
+def add_discovery(report: dict[str, Any], discovery, discovery_ledger: Ledger, *, epsilon: float,
+                  delta: float) -> dict[str, Any]:
+    """A release report that covers the schema discovery run before it in the same budget.
+
+    The discovery charges come first in the ledger; ``epsilon_spent``/``delta_spent`` are the two
+    phases composed sequentially (basic composition of their totals, summed exactly by the accountant);
+    ``epsilon_requested``/``delta_requested`` are the whole budget (``epsilon``, ``delta``).
+    """
+    from dpsynth.privacy.accountant import sequential_spent
+
+    rel = report["privacy"]
+    ledger = [c.to_dict() for c in discovery_ledger.charges] + list(report["ledger"])
+    if rel["composition"]["theorem"] == "basic":  # one exact sum over both phases' charges
+        eps, dlt = sequential_spent([(c["epsilon"], c["delta"]) for c in ledger])
+    else:
+        eps, dlt = sequential_spent([discovery_ledger.spent(), (rel["epsilon_spent"], rel["delta_spent"])])
+    d_eps, d_delta = discovery_ledger.spent()
+    out = dict(report)
+    out["ledger"] = ledger
+    out["privacy"] = {
+        **rel,
+        "epsilon_requested": epsilon,
+        "delta_requested": delta,
+        "epsilon_spent": eps,
+        "delta_spent": dlt,
+        "discovery": {
+            "epsilon_spent": d_eps,
+            "delta_spent": d_delta,
+            "release_epsilon_budget": report["privacy"]["epsilon_requested"],
+            "release_delta_budget": report["privacy"]["delta_requested"],
+            "statement": "the schema was learned from the data by private discovery (schema.discover) "
+            "before the release; its charges are the first ledger entries (stage 'discover'), and the "
+            "totals compose the discovery and the release sequentially (their epsilons and deltas add up)",
+            "columns": discovery.columns,
+        },
+    }
+    out["privacy"]["public_information"] = [
+        ("the configuration: discovery hints and settings, workload, algorithm parameters; the schema "
+        "itself is the output of the discovery mechanisms"),
+        *rel["public_information"][1:],
+        *discovery.public,
+    ]
+    return out

@@ -47,6 +47,8 @@ def release(
         cfg = _replace(cfg, max_cells=max_cells)
     preflight(cfg)
     _check_engine(engine, input, spark_master)
+    if non_private_oracle and cfg.discover is not None:
+        raise UsageError("--non-private-oracle needs a public schema, not schema.discover")
     if non_private_oracle:
         _oracle(cfg, input, seed if seed is not None else cfg.seed)
         return

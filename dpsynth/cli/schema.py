@@ -16,7 +16,7 @@ def schema_draft(
     input: Annotated[str, typer.Argument(help="Table to draft a schema from (.csv, .csv.gz, .parquet, -).")],
     max_categories: Annotated[int, typer.Option("--max-categories", help="Columns with more distinct values are drafted as numeric or flagged.")] = 100,
 ) -> None:
-    """Print a YAML schema drafted FROM THE DATA for a person to edit (NOT private: see stderr)."""
+    """Print a YAML schema drafted FROM THE DATA for a person to edit (NOT private: see stderr; use 'schema discover' for a private one)."""
     from dpsynth.data.io import read_table
     from dpsynth.nonprivate.draft import draft_schema
 
@@ -24,6 +24,8 @@ def schema_draft(
         "dpsynth: WARNING: this schema is learned from the data and is NOT differentially private.\n"
         "dpsynth: WARNING: its categories and bounds reveal values of the input. Replace them with\n"
         "dpsynth: WARNING: public knowledge (documentation, round bounds) before any release.\n"
+        "dpsynth: WARNING: To learn a schema with differential privacy, charged to a budget, use\n"
+        "dpsynth: WARNING: 'dpsynth schema discover' (or schema: {discover: ...} in a release config).\n"
     )
     table = read_table(input)
     typer.echo(draft_schema(table, max_categories=max_categories), nl=False)

@@ -46,15 +46,15 @@ def table_format(path: str | Path) -> str:
 
 
 # ------------------------------------------------------------------------------ read
-def read_table(path: str | Path, *, string_columns: Iterable[str] = ()) -> pd.DataFrame:
+def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = ()) -> pd.DataFrame:
     """Read a CSV/CSV.gz/Parquet table (or CSV from stdin for '-').
 
     Only empty CSV fields are nulls (``NA`` or ``None`` stay strings).  Columns
     in ``string_columns`` are read as text, so category labels such as ``01``
-    keep their form.
+    keep their form; ``string_columns=True`` reads every CSV column as text.
     """
     fmt = table_format(path)
-    string_columns = set(string_columns)
+    string_columns = _ALL if string_columns is True else set(string_columns or ())
     if str(path) == "-":
         raw = sys.stdin.buffer.read()
         return _parse_csv(raw, "stdin", string_columns)
@@ -72,7 +72,15 @@ def read_table(path: str | Path, *, string_columns: Iterable[str] = ()) -> pd.Da
     return _parse_csv(raw, str(p), string_columns)
 
 
-def _parse_csv(raw: bytes, name: str, string_columns: set[str]) -> pd.DataFrame:
+class _All:
+    def __contains__(self, name) -> bool:
+        return True
+
+
+_ALL = _All()
+
+
+def _parse_csv(raw: bytes, name: str, string_columns) -> pd.DataFrame:
     if not raw.strip():
         raise DataError(f"{name}: the input is empty")
     if b"\x00" in raw:
@@ -267,6 +275,9 @@ class OutputSet:
 
     def add_bytes(self, path: str | Path, data: bytes) -> None:
         self._add(path, lambda fh: fh.write(data))
+
+    def add_text(self, path: str | Path, text: str) -> None:
+        self._add(path, lambda fh: fh.write(text.encode("utf-8")))
 
     def _add(self, path: str | Path, writer: Callable) -> None:
         if str(path) == "-":  # spooled to an anonymous temporary file, copied to stdout on commit

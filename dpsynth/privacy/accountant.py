@@ -29,8 +29,10 @@ __all__ = [
     "CostAllocation",
     "Ledger",
     "ZCDPComposition",
+    "budget_after",
     "exact_sum",
     "scale_cost",
+    "sequential_spent",
     "split_budget",
     "zcdp_to_approx_dp",
 ]
@@ -89,6 +91,31 @@ def split_budget(total: float, weights: Sequence[float]) -> list[float]:
             parts[j] = math.nextafter(parts[j], 0.0)
         i += 1
     return parts
+
+
+def budget_after(epsilon: float, delta: float, spent: tuple[float, float]) -> tuple[float, float]:
+    """The (ε, δ) left for a later phase after an earlier one spent ``spent``, by basic composition.
+
+    Rounded down (exactly), so that the two phases' totals always add up to at most (ε, δ).  Raises
+    :class:`BudgetError` when nothing (ε ≤ 0) would be left.
+    """
+    parts = []
+    for total, used in ((epsilon, spent[0]), (delta, spent[1])):
+        exact = Fraction(float(total)) - Fraction(float(used))
+        value = float(exact) if exact > 0 else 0.0
+        if Fraction(value) > exact:
+            value = math.nextafter(value, 0.0)
+        parts.append(value)
+    if parts[0] <= 0:
+        raise BudgetError(
+            f"nothing is left of epsilon={epsilon:g} after an earlier phase spent epsilon={spent[0]:g}"
+        )
+    return parts[0], parts[1]
+
+
+def sequential_spent(phases: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """Total (ε, δ) of phases run one after the other (basic composition of their totals, exact sums)."""
+    return float(exact_sum([p[0] for p in phases])), float(exact_sum([p[1] for p in phases]))
 
 
 def zcdp_to_approx_dp(rho: float, delta: float) -> float:

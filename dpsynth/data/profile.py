@@ -1,0 +1,68 @@
+"""The privacy boundary of schema discovery: per-column counts whose only consumers are mechanisms.
+
+Schema discovery (:mod:`dpsynth.data.discover`) must learn a domain from a
+table that has none yet, so it cannot use :class:`dpsynth.data.counts.Counts`
+(which counts codes over a public domain).  :class:`ColumnProfile` is the
+equivalent for one raw column.  It answers three questions, all *private*:
+
+* :meth:`ColumnProfile.kind_counts`: how many rows are null, integral numbers,
+  fractional numbers and text (each row in exactly one of the four cells);
+* :meth:`ColumnProfile.value_counts`: the observed values (as the labels
+  :func:`dpsynth.data.discretize.encode` compares with categories) and how many
+  rows hold each;
+* :meth:`ColumnProfile.rank_counts`: for public candidate points, how many
+  numeric values lie strictly below each.
+
+Their results may go only into :mod:`dpsynth.privacy.selection` or
+:mod:`dpsynth.privacy.mechanisms`; the labels of :meth:`value_counts` are
+released only for the candidates a partition-selection mechanism returns.
+Every method is vectorised over rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpsynth.data.discretize import _as_labels
+
+__all__ = ["KINDS", "ColumnProfile"]
+
+KINDS = ("null", "integral", "fractional", "text")
+"""The cells of :meth:`ColumnProfile.kind_counts`, in order."""
+
+
+class ColumnProfile:
+    """Private per-column statistics of one raw column (see the module docstring)."""
+
+    def __init__(self, column: pd.Series):
+        self._col = column
+        self._null = column.isna().to_numpy()
+        if pd.api.types.is_bool_dtype(column):
+            numbers = np.full(len(column), np.nan)
+        else:
+            numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        self._finite = np.isfinite(numbers) & ~self._null
+        self._numbers = numbers
+
+    def kind_counts(self) -> np.ndarray:
+        """Rows per kind in :data:`KINDS` order (int64, sums to the number of rows)."""
+        integral = self._finite & (self._numbers == np.round(self._numbers))
+        fractional = self._finite & ~integral
+        text = ~self._null & ~self._finite
+        return np.array([self._null.sum(), integral.sum(), fractional.sum(), text.sum()], dtype=np.int64)
+
+    def value_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, counts) of the non-null values; labels as strings, sorted; counts ≥ 1."""
+        labels = _as_labels(self._col)
+        labels = labels[~self._null].astype(str)
+        if labels.size == 0:
+            return np.array([], dtype=object), np.array([], dtype=np.int64)
+        uniq, counts = np.unique(labels, return_counts=True)
+        return uniq.astype(object), counts.astype(np.int64)
+
+    def rank_counts(self, candidates) -> tuple[np.ndarray, int]:
+        """(#{finite numeric values < c} for each candidate c, number of finite numeric values)."""
+        values = np.sort(self._numbers[self._finite])
+        below = np.searchsorted(values, np.asarray(candidates, dtype=float), side="left")
+        return below.astype(np.int64), int(values.size)

@@ -1,0 +1,207 @@
+"""Mechanisms for learning a domain privately: partition selection and quantiles.
+
+Pure numpy, no pandas.  Each ``*_mechanism`` charges the ledger *before* it
+draws and calls the :data:`dpsynth.privacy.mechanisms.recorder` test hook, like
+the mechanisms of :mod:`dpsynth.privacy.mechanisms`.
+
+**Partition selection** (which values of an open category set to release).
+Laplace thresholding was introduced by Korolova, Kenthapadi, Mishra and
+Ntoulas, "Releasing search queries and clicks privately" (WWW 2009); the
+setting where each person contributes to one partition is studied by
+Desfontaines, Voss, Gipson and Mandayam, "Differentially private partition
+selection" (PoPETs 2022, arXiv:2006.03684), and the multi-partition case by
+Gopi et al., "Differentially private set union" (ICML 2020).  We use the
+discrete (two-sided geometric) version so that counts stay integers:
+
+    value v is released  ⇔  c_v + G_v ≥ T,   G_v ~ P(k) ∝ α^|k|,  α = exp(−ε/Δ)
+
+where c_v ≥ 1 is the number of rows holding v, Δ the histogram L1 sensitivity
+(1 under add-remove, 2 under replace-one) and T the integer threshold below.
+
+*Why this is (ε, δ)-DP.*  Neighbouring tables change at most Δ coordinates of
+the value histogram, each by 1.  For a value present in both tables the
+thresholded noisy count is post-processing of the geometric mechanism, whose
+pmf (hence also its CDF) moves by at most a factor e^{ε/Δ} when the count
+moves by 1: these coordinates cost ε in total.  A value held by exactly one
+row exists in one table only.  In the table without it the value is never
+released; in the table with it, it is released with probability
+
+    p(T) = P(1 + G ≥ T) = α^{T−1}/(1 + α)      (two-sided geometric tail, T ≥ 2),
+
+and this event is the δ of the guarantee (at most one such value can appear on
+the favoured side of each comparison).  Conversely the probability of *not*
+releasing it is 1 − p(T) ≥ e^{−ε/Δ}, which we check, so that direction costs no
+more than an ordinary coordinate.  Hence the threshold
+
+    T = 1 + ⌈ ln(1/(δ·(1 + α))) / ln(1/α) ⌉    (then T is increased until p(T) ≤ δ in floating point)
+
+is the smallest integer with p(T) ≤ δ.
+
+**Quantiles** (numeric bounds and bin edges): the exponential mechanism of
+McSherry & Talwar (2007) with the rank utility of Smith, "Privacy-preserving
+statistical estimation with optimal convergence rates" (STOC 2011), on a
+*public* grid of candidate points c_1 < … < c_G:
+
+    u_q(c_k) = −| #{x < c_k} − q·n |
+
+Adding or removing a row changes #{x < c_k} by at most 1 and q·n by q ≤ 1,
+with the same sign, so |Δu| ≤ 1; replacing a row changes the count by at most
+1 and n not at all.  The sensitivity is 1 under both relations.  (Smith samples
+an interval between consecutive data points with weight ∝ its length; on a
+public grid the intervals are the grid cells, so this is his mechanism with the
+data points snapped to the grid.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpsynth.errors import BudgetError
+from dpsynth.privacy import mechanisms as _mech
+from dpsynth.privacy.accountant import Charge, Ledger
+from dpsynth.privacy.mechanisms import discrete_laplace_noise
+
+__all__ = [
+    "partition_release_probability",
+    "partition_selection_mechanism",
+    "partition_threshold",
+    "quantile_mechanism",
+    "quantile_scores",
+]
+
+
+def _positive(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+# ----------------------------------------------------------------- partition selection
+def partition_release_probability(threshold: int, *, epsilon: float, sensitivity: float) -> float:
+    """p(T) = P(1 + G ≥ T) for G two-sided geometric with α = exp(−ε/Δ): the release probability of a
+    value held by a single row (α^{T−1}/(1+α) for T ≥ 2, and larger than 1/2 below)."""
+    alpha = math.exp(-_positive("epsilon", epsilon) / _positive("sensitivity", sensitivity))
+    m = int(threshold) - 1
+    if m <= 0:
+        return 1.0 - alpha ** (-m + 1) / (1.0 + alpha)  # P(G ≥ m) = 1 − P(G ≤ m − 1) for m ≤ 0
+    return alpha**m / (1.0 + alpha)
+
+
+def partition_threshold(*, epsilon: float, delta: float, sensitivity: float) -> tuple[float, int]:
+    """(noise scale Δ/ε, integer threshold T) of the (ε, δ)-DP partition selection (module docstring).
+
+    Raises :class:`BudgetError` when δ is not in (0, 1 − e^{−ε/Δ}]: with a larger δ the probability of
+    *suppressing* a single-row value would fall below e^{−ε/Δ} and cost more than ε.
+    """
+    epsilon = _positive("epsilon", epsilon)
+    sensitivity = _positive("sensitivity", sensitivity)
+    delta = float(delta)
+    scale = sensitivity / epsilon
+    alpha = math.exp(-1.0 / scale)
+    if not 0.0 < delta <= -math.expm1(-1.0 / scale):
+        raise BudgetError(
+            f"partition selection needs 0 < delta <= 1 - exp(-epsilon/sensitivity) = "
+            f"{-math.expm1(-1.0 / scale):.3g}, got delta={delta!r}"
+        )
+    m = max(1, math.ceil(math.log(1.0 / (delta * (1.0 + alpha))) * scale))
+    while alpha**m / (1.0 + alpha) * (1.0 + 1e-12) > delta:  # guard against rounding of the logarithm
+        m += 1
+    return scale, m + 1
+
+
+def partition_selection_mechanism(
+    counts,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    ledger: Ledger,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+) -> np.ndarray:
+    """(ε, δ)-DP selection among the *observed* values of a column (each row holds one value).
+
+    ``counts[i] ≥ 1`` is the number of rows holding candidate i (candidates are
+    private: only the returned ones may be published).  Returns the indices of
+    the released candidates ordered by decreasing noisy count (ties by index),
+    so that keeping the first K is post-processing.
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError("counts must be a 1-d array of integers")
+    if np.any(counts < 1):
+        raise ValueError("partition selection takes the counts of observed values (all >= 1)")
+    scale, threshold = partition_threshold(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism="partition-selection",
+            sensitivity=float(sensitivity),
+            epsilon=float(epsilon),
+            delta=float(delta),
+            scale=scale,
+            measured=f"{measured} (threshold {threshold})" if measured else f"threshold {threshold}",
+            count=max(1, int(counts.size)),
+        )
+    )
+    noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)
+    noisy = np.asarray(_mech._tap("partition-selection", counts, noisy, stage=stage, measured=measured,
+                                  sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))
+    keep = np.flatnonzero(noisy >= threshold)
+    return keep[np.argsort(-noisy[keep], kind="stable")]
+
+
+# ------------------------------------------------------------------------- quantiles
+def quantile_scores(below, total: int, qs) -> np.ndarray:
+    """Utilities u_q(c_k) = −|below[k] − q·total| for every quantile q (rows) and candidate k (columns)."""
+    below = np.asarray(below, dtype=float)
+    qs = np.asarray(qs, dtype=float).reshape(-1)
+    if below.ndim != 1 or below.size == 0:
+        raise ValueError("below must be a non-empty 1-d array of rank counts")
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError("quantiles must lie in [0, 1]")
+    return -np.abs(below[None, :] - qs[:, None] * float(total))
+
+
+def quantile_mechanism(
+    below,
+    total: int,
+    *,
+    qs,
+    epsilon: float,
+    ledger: Ledger,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+) -> np.ndarray:
+    """ε-DP quantiles: for each q in ``qs`` the index of a grid candidate, by the exponential mechanism.
+
+    ``below[k]`` is the number of non-null values strictly below public candidate k and ``total`` the
+    number of non-null values.  Each of the m quantiles gets ε/m (basic composition; one ledger entry of
+    ε with ``count`` m, zCDP cost m·(ε/m)²/8).  Vectorised: Gumbel-max on an (m × G) matrix of
+    max-shifted logits ε/m·u/(2·1).
+    """
+    epsilon = _positive("epsilon", epsilon)
+    scores = quantile_scores(below, total, qs)
+    m = scores.shape[0]
+    each = epsilon / m
+    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism="exponential-quantiles",
+            sensitivity=1.0,
+            epsilon=epsilon,
+            rho=m * each**2 / 8.0,
+            measured=measured,
+            count=m,
+        )
+    )
+    logits = (scores - scores.max(axis=1, keepdims=True)) * (each / 2.0)
+    out = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
+    return np.asarray(_mech._tap("exponential-quantiles", scores, out, stage=stage, measured=measured,
+                                 sensitivity=1.0, epsilon=epsilon))
+

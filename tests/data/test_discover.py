@@ -1,0 +1,234 @@
+"""Private schema discovery (dpsynth/data/discover.py): hints, budget, output schema, replay."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dpsynth.config import parse_config
+from dpsynth.data.discover import coarse_grid, discover_schema, fine_grid, parse_discover, schema_yaml
+from dpsynth.data.discretize import encode
+from dpsynth.data.profile import ColumnProfile
+from dpsynth.errors import ConfigError, DataError
+from dpsynth.privacy import mechanisms
+from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.neighbouring import Neighbouring
+
+
+def _table(n: int = 4000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "colour": rng.choice(["red", "green", "blue"], size=n, p=[0.5, 0.3, 0.2]),
+        "age": rng.integers(18, 90, size=n),
+        "score": rng.normal(50.0, 10.0, size=n),
+        "flag": rng.integers(0, 2, size=n),
+    })
+
+
+def _discover(table, raw, seed=0, neighbouring=Neighbouring.ADD_REMOVE):
+    spec = parse_discover(raw)
+    ledger = Ledger(spec.epsilon, spec.delta)
+    found = discover_schema(table, spec, ledger=ledger, neighbouring=neighbouring, rng=np.random.default_rng(seed))
+    return found, ledger
+
+
+def _as_config(schema: dict) -> dict:
+    return {"schema": schema, "privacy": {"epsilon": 1.0}, "workload": {"marginals": {"k": 1}}}
+
+
+def test_discovered_schema_is_a_valid_config_section_that_encodes_the_table():
+    table = _table()
+    found, ledger = _discover(table, {"epsilon": 5.0, "delta": 1e-6})
+    cols = found.schema["columns"]
+    assert cols["colour"]["type"] == "categorical" and sorted(cols["colour"]["categories"]) == ["blue", "green", "red"]
+    assert cols["flag"] == {"type": "integer", "lower": 0, "upper": 1, "missing": "error"}
+    assert cols["age"]["type"] == "numeric" and cols["age"]["integer"] is True
+    assert cols["score"]["type"] == "numeric" and "integer" not in cols["score"]
+    assert found.schema["unknown"] == "other"
+    text = schema_yaml(found, "# header\n")
+    assert text.startswith("# header\nschema:\n")
+    cfg = parse_config(_as_config(yaml.safe_load(text)["schema"]))
+    codes = encode(table, cfg.domain, unknown=cfg.unknown)
+    assert codes.shape == (len(table), 4)
+    # exact budget: never above (ε, δ); every charge is a discovery charge
+    assert sum((Fraction(c.epsilon) for c in ledger.charges), Fraction(0)) <= Fraction(5.0)
+    assert sum((Fraction(c.delta) for c in ledger.charges), Fraction(0)) <= Fraction(1e-6)
+    assert {c.stage for c in ledger.charges} == {"discover"}
+
+
+def test_complete_hints_cost_nothing_and_are_copied():
+    table = _table()
+    hints = {
+        "colour": {"type": "categorical", "categories": ["red", "green", "blue"], "missing": "error"},
+        "age": {"type": "numeric", "lower": 0, "upper": 100, "bins": 5, "integer": True, "missing": "error"},
+        "flag": {"type": "integer", "lower": 0, "upper": 1, "missing": "error"},
+    }
+    found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
+    assert ledger.charges == []
+    assert list(found.schema["columns"]) == ["colour", "age", "flag"]  # only the hinted columns
+    assert found.schema["columns"]["age"] == {"type": "numeric", "lower": 0, "upper": 100, "bins": 5,
+                                              "integer": True, "missing": "error"}
+    assert all(c["epsilon"] == 0.0 and c["learned"] == [] for c in found.columns.values())
+
+
+def test_budget_goes_only_to_columns_with_something_unknown():
+    """Type and bounds known for 'age' (only integrality-free bins are learned: quantile edges), categories known
+    for 'colour' except missing: the kind histogram only."""
+    table = _table()
+    hints = {"colour": {"categories": ["red", "green", "blue"]},
+             "age": {"type": "numeric", "lower": 0, "upper": 100, "integer": True, "missing": "error"}}
+    found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
+    measured = [c.measured for c in ledger.charges]
+    assert measured == ["colour: rows per kind (null, integral, fractional, text)", "age: 9 bin edges"]
+    assert [c.epsilon for c in ledger.charges][1] == pytest.approx(0.5)
+    assert found.columns["colour"]["public"] == ["categories", "type"]
+
+
+def test_max_categories_keeps_the_most_frequent():
+    table = _table(20_000)
+    found, _ = _discover(table, {"epsilon": 10.0, "delta": 1e-6, "max_categories": 2,
+                                 "columns": {"colour": {"type": "categorical", "missing": "error"}}})
+    assert found.schema["columns"]["colour"]["categories"] == ["red", "green"]
+
+
+def test_rare_values_go_to_the_other_bucket():
+    table = pd.DataFrame({"c": ["common"] * 3000 + [f"rare{i}" for i in range(50)]})
+    found, _ledger = _discover(table, {"epsilon": 1.0, "delta": 1e-9})
+    assert found.schema["columns"]["c"]["categories"] == ["common"]
+    cfg = parse_config(_as_config(found.schema))
+    codes = encode(table, cfg.domain, unknown=cfg.unknown)
+    assert np.bincount(codes[:, 0]).tolist() == [3000, 50]  # the rare values are in __other__
+
+
+def test_equal_width_edges_spend_nothing_on_bins():
+    table = _table()
+    found, ledger = _discover(table, {"epsilon": 1.0, "edges": "equal", "bins": 4,
+                                      "columns": {"score": {"type": "numeric", "integer": False,
+                                                            "missing": "error"}}})
+    assert [c.mechanism for c in ledger.charges] == ["discrete-laplace"]  # the bounds histogram only
+    edges = found.schema["columns"]["score"]["edges"]
+    assert len(edges) == 5 and np.allclose(np.diff(edges), np.diff(edges)[0])
+
+
+def test_nulls_are_declared_when_frequent():
+    table = pd.DataFrame({"x": [None] * 2000 + ["a"] * 2000})
+    found, _ = _discover(table, {"epsilon": 4.0, "delta": 1e-6})
+    assert found.schema["columns"]["x"]["missing"] == "category"
+
+
+def test_categories_need_delta():
+    with pytest.raises(ConfigError, match=re.escape(
+            "discovery of categories (column 'colour') needs delta > 0 for partition selection; set --delta / "
+            "discover.delta (e.g. 1e-6) or give the column's type or categories as a hint")):
+        _discover(_table(), {"epsilon": 1.0})
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"delta": 1e-6}, "schema.discover.epsilon: required"),
+    ({"epsilon": 0}, "schema.discover.epsilon: must be > 0, got 0.0"),
+    ({"epsilon": 1, "delta": 1}, "schema.discover.delta: must be in [0, 1), got 1.0"),
+    ({"epsilon": 1, "colums": {}}, ("schema.discover.colums: unknown key (allowed: bins, columns, delta, edges, "
+                                   "epsilon, max_categories)")),
+    ({"epsilon": 1, "columns": {"a": {"type": "text"}}},
+     "schema.discover.columns.a.type: must be one of numeric, integer, categorical, got 'text'"),
+    ({"epsilon": 1, "columns": {"a": {"lower": 3}}}, "schema.discover.columns.a: give both lower and upper, or neither"),
+    ({"epsilon": 1, "columns": {"a": {"lower": 3, "upper": 1}}},
+     "schema.discover.columns.a.upper: must be greater than lower (1 <= 3)"),
+    ({"epsilon": 1, "columns": {"a": {"bound": 3}}},
+     ("schema.discover.columns.a.bound: unknown hint (allowed: bins, categories, integer, lower, missing, type, "
+     "upper)")),
+    ({"epsilon": 1, "edges": "log"}, "schema.discover.edges: must be one of quantile, equal, got 'log'"),
+    ({"epsilon": 1, "max_categories": 0}, "schema.discover.max_categories: expected an integer >= 1, got 0"),
+])
+def test_parse_errors(raw, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_discover(raw)
+
+
+def test_hinted_column_missing_from_input():
+    with pytest.raises(DataError, match=re.escape("column 'zzz' has discovery hints but is missing from the input")):
+        _discover(_table(), {"epsilon": 1.0, "columns": {"zzz": {}}})
+
+
+def test_grids_are_public_and_round():
+    g = coarse_grid(-1e9, 1e9)
+    assert g[0] == -1e9 and g[-1] == 1e9 and 0.0 in g and 1.5 in g and -7e8 in g
+    f = fine_grid(17, 90, integral=True)
+    assert f[0] == 17 and f[-1] == 90 and np.all(f == np.round(f))
+    f = fine_grid(0.0, 1.0, integral=False)
+    assert len(f) == 1001 and f[1] == 0.001
+
+
+def test_profile_counts():
+    col = pd.Series(["1", "2.5", None, "x", "3", "1"], dtype=object)
+    p = ColumnProfile(col)
+    assert p.kind_counts().tolist() == [1, 3, 1, 1]
+    labels, counts = p.value_counts()
+    assert labels.tolist() == ["1", "2.5", "3", "x"] and counts.tolist() == [2, 1, 1, 1]
+    below, total = p.rank_counts([0, 1, 2, 3, 4])
+    assert below.tolist() == [0, 0, 2, 3, 4] and total == 4
+
+
+class _Coupling:
+    """Records every mechanism call of a discovery on D, replays its outputs on D′ (see tests/privacy/test_replay)."""
+
+    def __init__(self):
+        self.mode, self.calls, self.i, self.distances = "record", [], 0, []
+
+    def __call__(self, mechanism, true, output, info):
+        key = (mechanism, tuple(sorted(info.items())))
+        if self.mode == "record":
+            self.calls.append((key, true, output))
+            return None
+        rec_key, rec_true, rec_out = self.calls[self.i]
+        self.i += 1
+        assert rec_key == key
+        diff = np.asarray(true, float) - np.asarray(rec_true, float)
+        dist = np.max(np.abs(diff)) if mechanism == "exponential-quantiles" else np.abs(diff).sum()
+        self.distances.append((mechanism, float(dist), info["sensitivity"]))
+        return rec_out if np.ndim(rec_out) == 0 else np.array(rec_out, copy=True)
+
+
+@pytest.mark.parametrize("neighbouring", [Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE])
+def test_coupled_replay_of_discovery(neighbouring, monkeypatch):
+    """Discovery on D and on a neighbour D′ (a row changed or removed, its values held by other rows too, so the
+    candidate sets agree) with the same seed: the calls are identical, every pre-noise difference is within the
+    declared sensitivity, and with D's noisy outputs replayed the two schemas and ledgers are identical, so the
+    schema depends on the data only through the mechanisms.  Deterministic."""
+    d = _table(600, seed=3)
+    if neighbouring is Neighbouring.ADD_REMOVE:
+        d2 = d.iloc[1:].reset_index(drop=True)
+    else:
+        d2 = d.copy()
+        d2.loc[0, ["colour", "age", "score", "flag"]] = ["blue", 89, 1e6, 1 - d.loc[0, "flag"]]
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 2.0, "delta": 1e-6}
+    found, ledger = _discover(d, raw, seed=9, neighbouring=neighbouring)
+    coupling.mode = "replay"
+    found2, ledger2 = _discover(d2, raw, seed=9, neighbouring=neighbouring)
+    assert coupling.i == len(coupling.calls) > 8
+    kinds = {m for m, _, _ in coupling.distances}
+    assert kinds == {"discrete-laplace", "partition-selection", "exponential-quantiles"}
+    for mech, dist, sens in coupling.distances:
+        assert dist <= sens, (mech, dist, sens)
+    assert found2.schema == found.schema and found2.columns == found.columns
+    assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
+
+
+def test_every_discovery_draw_has_its_ledger_entry(monkeypatch):
+    """Ledger completeness (as tests/privacy/test_ledger_exact.py for releases): each mechanism call of a
+    discovery, seen through the recorder hook, has its own ledger entry in order, with the same mechanism,
+    sensitivity and ε; nothing is drawn without a charge."""
+    calls = []
+    monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: calls.append((mech, info)))
+    _, ledger = _discover(_table(), {"epsilon": 1.0, "delta": 1e-6})
+    assert len(calls) == len(ledger.charges) > 8
+    for (mech, info), charge in zip(calls, ledger.charges):
+        assert charge.mechanism == mech and charge.stage == info["stage"] == "discover"
+        assert charge.sensitivity == info["sensitivity"] and charge.epsilon == info["epsilon"]
