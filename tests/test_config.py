@@ -55,7 +55,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("privacy.budget", 1, "privacy.budget: unknown key (allowed: epsilon, n, neighboring, neighbouring, delta)"),
         ("algorithm.name", "magic", "algorithm.name: must be one of "),
         ("algorithm.params", {"noise": "pink"}, "algorithm.params.noise: must be one of discrete, continuous, snapping, got 'pink'"),
-        ("algorithm.params", {"speed": 1}, "algorithm.params.speed: unknown key (allowed: noise)"),
+        ("algorithm.params", {"speed": 1}, "algorithm.params.speed: unknown key (allowed: model_cells, noise, sampling, synthesis, synthesis_iterations, synthesis_passes)"),
         ("workload.marginals", {"k": 9}, "workload.marginals.k: must be <= the number of columns (4), got 9"),
         ("workload.marginals", [["color", "shape"]], "workload.marginals[0][1]: unknown column 'shape'"),
         ("workload.marginals", [["color", "color"]], "workload.marginals[0]: a column appears twice"),

@@ -9,19 +9,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from dpsynth.data.counts import Counts
 from dpsynth.data.schema import Domain
+from dpsynth.errors import ConfigError
 from dpsynth.models.base import Model
-from dpsynth.models.synthesis import fit_model
+from dpsynth.models.junction import ModelTooLarge
+from dpsynth.models.synthesis import DEFAULT_ITERATIONS, DEFAULT_MODEL_CELLS, fit_model
 from dpsynth.privacy.accountant import Ledger
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
 from dpsynth.workload.spec import Workload
 
-__all__ = ["AlgorithmContext", "AlgorithmOutput", "NoisyMarginal", "Progress", "no_progress", "release_marginals"]
+__all__ = [
+    "AlgorithmContext",
+    "AlgorithmOutput",
+    "NoisyMarginal",
+    "Progress",
+    "SynthesisParams",
+    "no_progress",
+    "release_marginals",
+    "synthesis_preflight",
+]
 
 @dataclass(frozen=True)
 class AlgorithmContext:
@@ -51,11 +63,55 @@ class AlgorithmContext:
 
 @dataclass(frozen=True)
 class NoisyMarginal:
-    """A released (noisy) marginal: attribute indices, noisy counts and their noise scale."""
+    """A released (noisy) marginal: attribute indices, noisy counts and their noise scale.
+
+    ``noise``: ``"laplace"`` (``scale`` is a Laplace/geometric scale b, standard deviation
+    sqrt(2)·b; also for inverse-variance averages of Laplace draws, with the equivalent scale)
+    or ``"gaussian"`` (``scale`` is the standard deviation).
+    """
 
     attrs: tuple[int, ...]
     values: np.ndarray
     scale: float
+    noise: Literal["laplace", "gaussian"] = "laplace"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SynthesisParams:
+    """How the marginal-releasing algorithms turn their noisy marginals into a model (post-processing).
+
+    ``synthesis``: ``pgm`` (default: the noise-aware graphical model of
+    :mod:`dpsynth.models.estimation`), ``mw`` or ``ipf`` (the product-of-factors model of
+    :mod:`dpsynth.models.factored`, ``synthesis_passes`` passes).  ``sampling``: ``iid`` or
+    ``systematic`` (low variance).  ``model_cells``: bound on the model's junction tree
+    (public; marginals that do not fit are coarsened to lower-order projections).
+    ``synthesis_iterations``: mirror-descent steps.
+    """
+
+    synthesis: Literal["pgm", "mw", "ipf"] = "pgm"
+    sampling: Literal["iid", "systematic"] = "iid"
+    model_cells: int = DEFAULT_MODEL_CELLS
+    synthesis_iterations: int = DEFAULT_ITERATIONS
+    synthesis_passes: int = 10
+
+    def __post_init__(self) -> None:
+        for key in ("synthesis_passes", "synthesis_iterations", "model_cells"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"algorithm.params.{key}: must be >= 1, got {getattr(self, key)!r}")
+
+    def synthesis_kwargs(self) -> dict:
+        return {"passes": self.synthesis_passes, "method": self.synthesis, "sampling": self.sampling,
+                "max_cells": self.model_cells, "iterations": self.synthesis_iterations}
+
+
+def synthesis_preflight(domain, marginals, params) -> None:
+    """Refuse, before any data is read, a ``model_cells`` bound below one cell per value of every column."""
+    floor = sum(domain.sizes)
+    if params.synthesis == "pgm" and floor > params.model_cells:
+        raise ModelTooLarge(
+            f"algorithm.params.model_cells: {params.model_cells} is below the {floor} cells a model needs "
+            "(one per value of every column); raise it"
+        )
 
 
 @dataclass
@@ -89,6 +145,6 @@ def release_marginals(ctx, params, measure, *, rng: np.random.Generator):
     """
     marginals, details, warnings = measure(ctx, params, rng=rng)
     model, details["synthesis"], synth_warnings = fit_model(
-        ctx.domain, marginals, total=ctx.n, passes=params.synthesis_passes
+        ctx.domain, marginals, total=ctx.n, **params.synthesis_kwargs()
     )
     return AlgorithmOutput(model=model, marginals=marginals, details=details, warnings=warnings + synth_warnings)

@@ -52,7 +52,14 @@ from typing import Literal
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.algorithms.base import (
+    AlgorithmContext,
+    AlgorithmOutput,
+    NoisyMarginal,
+    SynthesisParams,
+    release_marginals,
+    synthesis_preflight,
+)
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
@@ -79,23 +86,21 @@ __all__ = [
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(SynthesisParams):
     lambda_max: float | None = None
     lambda_delta: float | None = None
     sanity_bound: float | None = None
     error_weight: Literal["mean", "sum"] = "mean"
     refresh: float = 0.02
-    synthesis_passes: int = 10
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for key in ("lambda_max", "lambda_delta", "sanity_bound"):
             value = getattr(self, key)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"algorithm.params.{key}: must be a number > 0, got {value!r}")
         if not (math.isfinite(self.refresh) and 0 <= self.refresh <= 1):
             raise ConfigError(f"algorithm.params.refresh: must be in [0, 1] (0: literal loop), got {self.refresh!r}")
-        if self.synthesis_passes < 1:
-            raise ConfigError(f"algorithm.params.synthesis_passes: must be >= 1, got {self.synthesis_passes!r}")
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -382,4 +387,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"error_weight": "sum"}),
     releases_marginals=True,
+    preflight=synthesis_preflight,
 )

@@ -27,7 +27,14 @@ from typing import Literal
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.algorithms.base import (
+    AlgorithmContext,
+    AlgorithmOutput,
+    NoisyMarginal,
+    SynthesisParams,
+    release_marginals,
+    synthesis_preflight,
+)
 from dpsynth.algorithms.ireduct import marginal_label, resolve_scales
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
@@ -39,19 +46,17 @@ __all__ = ["Params", "measure", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(SynthesisParams):
     lambda_max: float | None = None
     sanity_bound: float | None = None
     error_weight: Literal["mean", "sum"] = "mean"
-    synthesis_passes: int = 10
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for key in ("lambda_max", "sanity_bound"):
             value = getattr(self, key)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"algorithm.params.{key}: must be a number > 0, got {value!r}")
-        if self.synthesis_passes < 1:
-            raise ConfigError(f"algorithm.params.synthesis_passes: must be >= 1, got {self.synthesis_passes!r}")
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -125,4 +130,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({},),
     releases_marginals=True,
+    preflight=synthesis_preflight,
 )

@@ -15,9 +15,9 @@ real values on a public lattice of multiples of a power of two, clamped to [−B
 B = max(n, 8·scale) (n public or already noisy), at a scale larger by the factor 1 + 2⁻⁴⁹·B.
 All are ε-DP with (essentially) the same scale.
 
-Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.models.synthesis.synthesize`
-fits a product-of-factors model to the noisy marginals (iterative proportional
-fitting) and samples from it, as iReduct and its baselines do.
+Synthetic rows (post-processing, no privacy cost): :func:`dpsynth.models.synthesis.fit_model`
+fits the noise-aware graphical model (:mod:`dpsynth.models.estimation`) to the noisy
+marginals, as for iReduct and its baselines (``synthesis`` parameter), and the rows are drawn from it.
 """
 
 from __future__ import annotations
@@ -28,17 +28,24 @@ from typing import Literal
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.base import (
+    AlgorithmContext,
+    AlgorithmOutput,
+    NoisyMarginal,
+    SynthesisParams,
+    release_marginals,
+    synthesis_preflight,
+)
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 
-__all__ = ["Params", "measure_marginals", "parse_params", "run"]
+__all__ = ["Params", "measure", "measure_marginals", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(SynthesisParams):
     noise: Literal["discrete", "continuous", "snapping"] = "discrete"
 
 
@@ -77,19 +84,19 @@ def measure_marginals(
     return out
 
 
-def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    eps = ctx.ledger.remaining()
-    marginals = measure_marginals(ctx, ctx.workload, eps, rng=rng, noise=params.noise)
-    from dpsynth.models.synthesis import fit_model
-
-    model, synthesis, warnings = fit_model(ctx.domain, marginals, total=ctx.n)
+def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
+    """The noisy workload marginals, the report details and warnings (no synthesis)."""
+    marginals = measure_marginals(ctx, ctx.workload, ctx.ledger.remaining(), rng=rng, noise=params.noise)
     details = {
         "marginals_measured": len(marginals),
         "noise": params.noise,
         "noise_scale_per_cell": marginals[0].scale if marginals else None,
-        "synthesis": synthesis,
     }
-    return AlgorithmOutput(model=model, marginals=marginals, details=details, warnings=warnings)
+    return marginals, details, []
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    return release_marginals(ctx, params, measure, rng=rng)
 
 
 SPEC = AlgorithmSpec(
@@ -100,4 +107,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}, {"noise": "snapping"}),
     releases_marginals=True,
+    preflight=synthesis_preflight,
 )

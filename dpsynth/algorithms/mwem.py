@@ -301,7 +301,7 @@ def _initial_model(ctx, params, budget, *, rng):
         noisy, scale = budget.noisy(ctx.counts.marginal((a,)), part, h1, h2, rng=rng, stage="mwem-init",
                                     measured=f"marginal({ctx.domain.names[a]})")
         noisy = np.asarray(noisy, dtype=float)
-        released.append(NoisyMarginal((a,), noisy, scale))
+        released.append(NoisyMarginal((a,), noisy, scale, "gaussian" if budget.zcdp else "laplace"))
         m = _measurement((a,), noisy, None, scale, params, n, budget.zcdp)
         measurements.append(m)
         # Deviations from uniform within the tolerance are treated as noise (as in the MW step).
@@ -402,7 +402,7 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
                                     stage="mwem-measure", measured=name)
         values = np.asarray(noisy, dtype=float).reshape(np.shape(true))
         if queries is None:
-            released.append(NoisyMarginal(tuple(attrs), values, scale))
+            released.append(NoisyMarginal(tuple(attrs), values, scale, "gaussian" if budget.zcdp else "laplace"))
         m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp)
         model.mw_update(m)  # Figure 1, step 3
         measurements.append(m)

@@ -31,7 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, release_marginals
+from dpsynth.algorithms.base import (
+    AlgorithmContext,
+    AlgorithmOutput,
+    NoisyMarginal,
+    SynthesisParams,
+    release_marginals,
+    synthesis_preflight,
+)
 from dpsynth.algorithms.ireduct import marginal_label
 from dpsynth.algorithms.laplace import measure_marginals
 from dpsynth.algorithms.spec import AlgorithmSpec
@@ -45,20 +52,18 @@ __all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weight
 
 
 @dataclass(frozen=True, kw_only=True)
-class Params:
+class Params(SynthesisParams):
     epsilon1_fraction: float = 0.07
     sanity_bound: float | None = None
-    synthesis_passes: int = 10
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not (0 < self.epsilon1_fraction < 1):
             raise ConfigError(
                 f"algorithm.params.epsilon1_fraction: must be in (0, 1), got {self.epsilon1_fraction!r}"
             )
         if self.sanity_bound is not None and not (math.isfinite(self.sanity_bound) and self.sanity_bound > 0):
             raise ConfigError(f"algorithm.params.sanity_bound: must be a number > 0, got {self.sanity_bound!r}")
-        if self.synthesis_passes < 1:
-            raise ConfigError(f"algorithm.params.synthesis_passes: must be >= 1, got {self.synthesis_passes!r}")
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -120,4 +125,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({},),
     releases_marginals=True,
+    preflight=synthesis_preflight,
 )

@@ -72,6 +72,7 @@ class Model(Protocol):
 
 _KINDS: dict[str, str] = {
     "factored": "dpsynth.models.factored:FactoredModel",
+    "graphical": "dpsynth.models.graphical:GraphicalModel",
     "mixture": "dpsynth.models.mixture:MixtureModel",
     "records": "dpsynth.models.mixture:RecordsModel",
 }

@@ -1,10 +1,26 @@
 """Synthetic rows from released noisy marginals (post-processing, no privacy cost).
 
-iReduct (and its baselines) release noisy marginals; the paper leaves turning
-them into records as future work.  We fit a product-of-factors distribution
-(:class:`dpsynth.models.factored.FactoredModel`, shared with MWEM) to the noisy
-marginals by multiplicative-weights passes (:func:`dpsynth.models.factored.fit_marginals`,
-MWEM §2.3.2 / §3.3 update), then draw rows from it.
+The marginal-releasing algorithms (``laplace``, ``ireduct``, ``twophase``,
+``iresamp``) release noisy marginals; the iReduct paper leaves turning them into
+records as future work.
+
+``method="pgm"`` (default): the noise-aware graphical model
+(:mod:`dpsynth.models.estimation`, McKenna et al. 2019).  Each marginal becomes a
+measurement with its noise's standard deviation; the cliques are planned within
+``max_cells`` cells (public: shapes only) in order of :func:`signal_priority` (how far
+each noisy marginal is from the product of its own 1-way projections beyond what its
+noise explains: post-processing of noisy values); a marginal with no signal above its
+noise, or one that does not fit, is fitted through its lower-order projections.  Then
+``iterations`` steps of mirror descent on the precision-weighted squared error; the
+released model is a :class:`~dpsynth.models.graphical.GraphicalModel` whose rows are
+drawn i.i.d. or by systematic allocation (``sampling``).  Very noisy marginals count
+for little, so the rows stay close to the product of the 1-way marginals when the
+higher-order ones carry no signal (docs/estimator.md).
+
+``method="mw"`` / ``"ipf"``: the older product-of-factors distribution
+(:class:`dpsynth.models.factored.FactoredModel`, shared with MWEM's ``paper`` variant)
+fitted by multiplicative-weights passes (:func:`dpsynth.models.factored.fit_marginals`,
+MWEM §2.3.2 / §3.3 update) or iterative proportional fitting:
 
 Method:
 
@@ -13,7 +29,7 @@ Method:
    order until a factor would exceed ``max_factor_cells``; a marginal that
    cannot be merged is still fitted through its projections onto the existing
    attribute groups (its lower-order information counts).
-2. ``method="mw"`` (default): ``fit_marginals`` starts from the average noisy
+2. ``method="mw"``: ``fit_marginals`` starts from the average noisy
    1-way projections and runs ``passes`` multiplicative-weights passes at
    MWEM's learning rate, A ∝ A·exp((m − A)/(2n)) per cell.  Noisy counts are
    used as they are (negative ones push mass down).
@@ -23,7 +39,7 @@ Method:
    uniform distribution because IPF cannot revive a zero).
 3. Sample ``rows`` independent records from the fitted model.
 
-Why MW by default (Adult, all 105 2-way marginals released by iReduct, mean
+Why MW rather than IPF (Adult, all 105 2-way marginals released by iReduct, mean
 total variation distance of the synthetic rows' marginals to the truth):
 ε = 1: MW 10 passes 0.087, IPF 10 passes 0.167 (the clipped noisy marginals
 themselves: 0.118); ε = 0.1: MW 0.193, IPF 0.595 (noisy: 0.473).  IPF fits each
@@ -43,13 +59,36 @@ from the exact marginals (synthesis error alone).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.factored import DEFAULT_MAX_FACTOR_CELLS, FactoredModel, fit_marginals
 
-__all__ = ["fit", "fit_model", "ipf_pass", "synthesis_order", "synthesize"]
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "DEFAULT_MODEL_CELLS",
+    "NOISY_DETAILS",
+    "fit",
+    "fit_model",
+    "ipf_pass",
+    "signal_priority",
+    "synthesis_order",
+    "synthesize",
+    "to_measurements",
+]
+
+DEFAULT_ITERATIONS = 100
+"""Mirror-descent iterations of the graphical-model fit (docs/estimator.md: measured on Adult)."""
+
+DEFAULT_MODEL_CELLS = 100_000
+"""Bound on the synthesis model's junction tree (about 5 MB of inference memory; docs/estimator.md)."""
+
+NOISY_DETAILS = ("iterations", "model_cells", "model_cliques", "cliques", "measurements_coarsened")
+"""Keys of the pgm synthesis details that are functions of the noisy marginals (post-processing of
+mechanism outputs, allowed in the report): which cliques the model kept and how long the fit ran."""
 
 _MIX = 1e-3
 """Weight of the uniform distribution mixed into every IPF target."""
@@ -66,6 +105,42 @@ def synthesis_order(marginals: Sequence, total: float) -> list[int]:
     return sorted(range(len(marginals)), key=lambda i: keys[i])
 
 
+def to_measurements(marginals: Sequence, sizes: Sequence[int]) -> list[LinearMeasurement]:
+    """Estimator inputs: each noisy marginal with its noise standard deviation.
+
+    ``scale`` is a Laplace (or geometric) scale b, deviation sqrt(2)·b, unless the marginal says
+    ``noise == "gaussian"`` (then ``scale`` is the deviation itself).
+    """
+    out = []
+    for m in marginals:
+        sd = float(m.scale) if getattr(m, "noise", "laplace") == "gaussian" else math.sqrt(2.0) * float(m.scale)
+        values = np.asarray(m.values, dtype=float).reshape([sizes[a] for a in m.attrs])
+        out.append(LinearMeasurement(tuple(int(a) for a in m.attrs), values, max(sd, 1e-9)))
+    return out
+
+
+def signal_priority(measurements: Sequence[LinearMeasurement]) -> list[float]:
+    """How far each noisy marginal is from the product of its own 1-way projections, beyond noise.
+
+    L1(y, product of y's normalised projections) − cells·E|noise| (E|noise| = σ·sqrt(2/π) for
+    Gaussian noise; about the same for Laplace); 1-way measurements get +inf.  A function of
+    noisy values only (post-processing), used to decide which cliques a bounded model keeps.
+    """
+    out = []
+    for m in measurements:
+        if len(m.attrs) == 1:
+            out.append(math.inf)
+            continue
+        y = m.values
+        indep = np.full(y.shape, max(float(y.sum()), 1.0))
+        for pos in range(y.ndim):
+            proj = np.clip(y.sum(axis=tuple(i for i in range(y.ndim) if i != pos)), 0, None)
+            proj = proj / max(float(proj.sum()), 1e-12)
+            indep = indep * proj.reshape([-1 if i == pos else 1 for i in range(y.ndim)])
+        out.append(float(np.abs(y - indep).sum()) - y.size * m.sigma * math.sqrt(2.0 / math.pi))
+    return out
+
+
 def fit_model(
     domain,
     marginals: Sequence,
@@ -73,10 +148,18 @@ def fit_model(
     total: float,
     passes: int = 10,
     max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
-    method: str = "mw",
-) -> tuple[FactoredModel, dict, list[str]]:
-    """The model of steps 1–2, with ``(model, details, warnings)``; ``details`` holds public facts
-    about the fit (groups, unmerged marginals) for the report.  No marginals: the uniform model."""
+    method: str = "pgm",
+    iterations: int = DEFAULT_ITERATIONS,
+    max_cells: int = DEFAULT_MODEL_CELLS,
+    sampling: str = "iid",
+):
+    """The released model, with ``(model, details, warnings)``; ``details`` holds facts about the fit
+    for the report (public, or functions of the noisy marginals: :data:`NOISY_DETAILS`).
+
+    ``method="pgm"`` (default): a :class:`~dpsynth.models.graphical.GraphicalModel`
+    (``iterations`` mirror-descent steps, at most ``max_cells`` cells, ``sampling``
+    "iid" or "systematic"); ``"mw"``/``"ipf"``: a product-of-factors model (``passes``,
+    ``max_factor_cells``).  No marginals: the uniform model."""
     marginals = list(marginals)
     warnings: list[str] = []
     covered = {a for m in marginals for a in m.attrs}
@@ -87,6 +170,9 @@ def fit_model(
         )
     if not marginals:
         return FactoredModel(domain.sizes, max(float(total), 1.0)), {"method": "uniform (no marginals)"}, warnings
+    if method == "pgm":
+        return _fit_pgm(domain, marginals, total=total, iterations=iterations, max_cells=max_cells,
+                        sampling=sampling, warnings=warnings)
     model = fit(domain, marginals, total=total, passes=passes, max_factor_cells=max_factor_cells, method=method)
     details = {
         "method": f"product-of-factors model fitted to the noisy marginals ({_METHODS[method]}), then sampling",
@@ -103,20 +189,31 @@ def fit_model(
     return model, details, warnings
 
 
-def synthesize(
-    domain,
-    marginals: Sequence,
-    rows: int,
-    *,
-    total: float,
-    rng: np.random.Generator,
-    passes: int = 10,
-    max_factor_cells: int = DEFAULT_MAX_FACTOR_CELLS,
-    method: str = "mw",
-) -> tuple[np.ndarray, dict, list[str]]:
-    """Rows (codes) drawn from the model of :func:`fit_model`: ``(codes, details, warnings)``."""
-    model, details, warnings = fit_model(domain, marginals, total=total, passes=passes,
-                                         max_factor_cells=max_factor_cells, method=method)
+def _fit_pgm(domain, marginals, *, total, iterations, max_cells, sampling, warnings):
+    sizes = tuple(domain.sizes)
+    measurements = to_measurements(marginals, sizes)
+    est = estimate(sizes, measurements, total=max(float(total), 1.0), max_cells=max_cells,
+                   priority=signal_priority(measurements), iterations=iterations)
+    est.model.sampling = sampling
+    details = {
+        "method": "noise-aware graphical model fitted to the noisy marginals (precision-weighted least "
+                  "squares, mirror descent on a junction tree), then sampling",
+        "sampling": sampling,
+        **est.details,
+        "model_cliques": [[domain.names[a] for a in c] for c in est.model.cliques if len(c) > 1],
+    }
+    if est.plan.dropped:
+        warnings.append(
+            f"{est.plan.dropped} of {len(marginals)} marginals do not fit in a model of at most {max_cells} "
+            "cells or carry no signal above their noise; they are fitted through their lower-order projections"
+        )
+    return est.model, details, warnings
+
+
+def synthesize(domain, marginals: Sequence, rows: int, *, total: float, rng: np.random.Generator,
+               **kwargs) -> tuple[np.ndarray, dict, list[str]]:
+    """Rows (codes) drawn from the model of :func:`fit_model` (same keywords): ``(codes, details, warnings)``."""
+    model, details, warnings = fit_model(domain, marginals, total=total, **kwargs)
     return model.sample(int(rows), rng=rng), details, warnings
 
 

@@ -54,7 +54,8 @@ def test_sampled_rows_follow_the_fitted_model():
     """Chi-square of the sampled (0, 1) counts against the model's projection, p > 1e-6."""
     marginals, n = _consistent()
     domain = _domain([3, 4, 5])
-    codes, details, warnings = synthesize(domain, marginals, 20_000, total=n, rng=np.random.default_rng(1), passes=5)
+    codes, details, warnings = synthesize(domain, marginals, 20_000, total=n, rng=np.random.default_rng(1), passes=5,
+                                          method="mw")
     expected = fit(domain, marginals, total=n, passes=5).project((0, 1)).reshape(-1) * 20_000 / n
     observed = np.bincount(codes[:, 0] * 4 + codes[:, 1], minlength=12)
     assert stats.chisquare(observed, expected).pvalue > 1e-6
