@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export COLUMNS := 100
 
-.PHONY: install demo demo-discover test test-slow lint layers bench bench-quick clean
+.PHONY: install demo demo-discover test test-slow lint layers bench bench-quick bench-papers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,11 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m benchmarks.run --grid quick
+
+bench-papers: $(STAMP)
+	nice -n 10 $(BIN)/python -m benchmarks.papers.mwem_fig3
+	nice -n 10 $(BIN)/python -m benchmarks.papers.dualquery_fig3
+	nice -n 10 $(BIN)/python -m benchmarks.papers.ireduct_fig5
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

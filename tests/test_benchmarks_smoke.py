@@ -119,3 +119,19 @@ def test_bad_preset_is_reported_not_fatal():
                      "params": {"iterations": 0}, "workload": {"marginals": {"k": 2}}}]}, rows.append)
     assert len(rows) == 1 and rows[0]["status"] == "error"
     assert rows[0]["error"] == "ConfigError: algorithm.params.iterations: must be >= 1, got 0"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["mwem_fig3", "ireduct_fig5"])
+def test_paper_benchmarks_quick(script, tmp_path, capsys):
+    """`benchmarks/papers/*.py --quick` runs end to end and writes its CSV and PNG (mildew: skipped if absent)."""
+    import importlib
+
+    from tests.helpers import shared_file
+
+    if script == "mwem_fig3":
+        shared_file("mildew", "mildew.csv")
+    importlib.import_module(f"benchmarks.papers.{script}").main(["--quick", "--out", str(tmp_path)])
+    df = pd.read_csv(tmp_path / f"{script}.csv")
+    assert len(df) > 0 and (tmp_path / f"{script}.png").read_bytes().startswith(b"\x89PNG")
+    assert "wrote" in capsys.readouterr().out

@@ -92,7 +92,7 @@ class Params:
 
     noise: Literal["discrete", "continuous"] = "discrete"
     fit: Literal["lp", "mw"] = "lp"
-    mw_passes: int = 50
+    mw_passes: int = 1
     max_entries: int = 2_000_000
     lp_time_limit: float = 600.0
 
