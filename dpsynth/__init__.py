@@ -11,6 +11,7 @@ from dpsynth.errors import (
     OutputError,
     UsageError,
 )
+from dpsynth.modelfile import ModelFileError, ReleasedModel, load_model
 from dpsynth.pipeline import ReleaseResult, release, release_from_counts
 from dpsynth.privacy.accountant import BudgetError, Ledger
 
@@ -23,11 +24,14 @@ __all__ = [
     "DpsynthError",
     "InputMissingError",
     "Ledger",
+    "ModelFileError",
     "OutputError",
     "ReleaseResult",
+    "ReleasedModel",
     "UsageError",
     "__version__",
     "load_config",
+    "load_model",
     "parse_config",
     "release",
     "release_from_counts",

@@ -91,36 +91,38 @@ def _weights(spec: ColumnSpec, op: str, val: str, pred: str, interval: list[floa
     ``interval``, turned into bin fractions once all predicates are read)."""
     size = spec.size
     null_code = size - 1 if spec.missing else None
-    if val == _NULL and spec.missing and not (isinstance(spec, CategoricalColumn) and _NULL in spec.labels()[:-1]):
-        if op not in ("=", "!="):
-            raise UsageError(f"--where: '{pred}': null can only be compared with = or !=")
+    if val == _NULL and spec.missing and op not in ("=", "!="):
+        raise UsageError(f"--where: '{pred}': null can only be compared with = or !=")
+    if val == _NULL and spec.missing and isinstance(spec, NumericColumn):
         w = np.zeros(size)
         w[null_code] = 1.0
         return w if op == "=" else 1.0 - w
     if isinstance(spec, CategoricalColumn):
         if op not in ("=", "!="):
             raise UsageError(f"--where: '{pred}': column '{spec.name}' is categorical; use = or !=")
-        labels = spec.labels()[: size - int(spec.missing)]
+        labels = spec.labels()  # includes __other__ and null when the schema has them
         w = np.zeros(size)
         for v in val.split("|"):
             if v not in labels:
                 raise UsageError(f"--where: column '{spec.name}' has no value '{v}' (values: {_listing(labels)})")
             w[labels.index(v)] = 1.0
-        return w if op == "=" else np.where(np.arange(size) == null_code, 1.0, 1.0 - w)
+        return w if op == "=" else 1.0 - w
     if isinstance(spec, IntegerColumn):
         values = np.arange(spec.lower, spec.upper + 1, dtype=float)
         if op in ("=", "!="):
-            w = np.zeros(len(values))
+            w = np.zeros(size)
             for v in val.split("|"):
+                if v == _NULL and spec.missing:
+                    w[null_code] = 1.0
+                    continue
                 x = _number(spec, v, pred)
                 if not (x.is_integer() and spec.lower <= x <= spec.upper):
                     raise UsageError(f"--where: column '{spec.name}' has no value '{v}' "
                                      f"(integers {spec.lower} to {spec.upper})")
                 w[int(x) - spec.lower] = 1.0
-            w = w if op == "=" else 1.0 - w
-        else:
-            w = _compare(values, op, _number(spec, val, pred)).astype(float)
-        return np.append(w, 1.0 if op == "!=" else 0.0) if spec.missing else w
+            return w if op == "=" else 1.0 - w
+        w = _compare(values, op, _number(spec, val, pred)).astype(float)
+        return np.append(w, 0.0) if spec.missing else w
     # numeric (binned): comparisons narrow the value interval; '=' is the interval [v, v]
     if op == "!=":
         raise UsageError(f"--where: '{pred}': column '{spec.name}' is numeric; use =, <, <=, > or >=")
