@@ -101,7 +101,9 @@ class MixtureModel:
         expected = 1 + sum(len(c.to_arrays()[1]) for c in comps)
         if len(arrays) != expected:
             raise ValueError("mixture model: unexpected arrays")
-        return cls(comps, weights)
+        model = cls(comps, weights)
+        model.weights = weights  # as stored: renormalising could change the last bit (and the hash)
+        return model
 
 
 class RecordsModel:
@@ -156,4 +158,6 @@ class RecordsModel:
             raise ValueError("records model: sizes must be positive integers")
         records = arrays["records"]
         weights = check_finite_probs(arrays["weights"], "record weights", (np.shape(records)[0],))
-        return cls(records, sizes, weights)
+        model = cls(records, sizes, weights)
+        model.weights = weights  # as stored: renormalising could change the last bit (and the hash)
+        return model

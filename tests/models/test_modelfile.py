@@ -19,6 +19,7 @@ from dpsynth.config import parse_config
 from dpsynth.modelfile import ModelFileError, ReleasedModel, load_model, model_from_bytes, sha256
 from dpsynth.models.base import ZeroProbability, code_dtype, model_from_arrays, model_to_arrays
 from dpsynth.models.factored import FactoredModel, Measurement, alias_table
+from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.mixture import MixtureModel, RecordsModel
 
 CRIT = 1e-6
@@ -34,8 +35,14 @@ def _factored(seed: int = 0) -> FactoredModel:
 
 def _kinds():
     rec = np.array([[0, 1, 2, 0], [2, 4, 3, 1], [1, 0, 0, 1]])
+    rng = np.random.default_rng(4)
+    cliques = [(0, 1), (1, 2), (3,)]
+    sizes = (3, 5, 4, 2)
+    graphical = GraphicalModel(sizes, cliques, [rng.normal(0, 1, [sizes[a] for a in c]) for c in cliques],
+                               total=100.0)
     return {
         "factored": _factored(),
+        "graphical": graphical,
         "mixture": MixtureModel([_factored(1), _factored(2)], [0.25, 0.75]),
         "records": RecordsModel(rec, (3, 5, 4, 2), np.array([1.0, 2.0, 5.0])),
     }
@@ -71,7 +78,7 @@ def test_code_dtype_is_narrowest():
 
 
 # ------------------------------------------------------------------------ interface, kinds
-@pytest.mark.parametrize("kind", ["factored", "mixture", "records"])
+@pytest.mark.parametrize("kind", ["factored", "graphical", "mixture", "records"])
 def test_arrays_round_trip_gives_the_same_draws(kind):
     model = _kinds()[kind]
     header, arrays = model_to_arrays(model)
@@ -82,7 +89,7 @@ def test_arrays_round_trip_gives_the_same_draws(kind):
     assert np.array_equal(a, b) and a.dtype == np.uint8
 
 
-@pytest.mark.parametrize("kind", ["factored", "mixture", "records"])
+@pytest.mark.parametrize("kind", ["factored", "graphical", "mixture", "records"])
 def test_sampling_matches_the_joint(kind):
     """Chi-square goodness of fit of 40,000 draws against the model's joint (cells with mass > 0)."""
     model = _kinds()[kind]
@@ -97,7 +104,7 @@ def test_sampling_matches_the_joint(kind):
     assert chi2 < stats.chi2.isf(CRIT, df=int(live.sum()) - 1)
 
 
-@pytest.mark.parametrize("kind", ["factored", "mixture", "records"])
+@pytest.mark.parametrize("kind", ["factored", "graphical", "mixture", "records"])
 def test_condition_is_bayes_rule(kind):
     """condition(w) has joint ∝ p(x)·Πw exactly; probability(w) is its normaliser."""
     model = _kinds()[kind]
@@ -109,7 +116,7 @@ def test_condition_is_bayes_rule(kind):
     assert np.allclose(_joint(cond), weighted / weighted.sum(), atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["factored", "mixture", "records"])
+@pytest.mark.parametrize("kind", ["factored", "graphical", "mixture", "records"])
 def test_condition_on_probability_zero_raises(kind):
     model = _kinds()[kind]
     w = [None, None, None, np.zeros(2)]
@@ -259,3 +266,17 @@ def test_corrupt_bytes_inside_an_entry_are_detected(released):
 def test_released_model_is_a_model_of_its_config(released):
     assert isinstance(released.model, ReleasedModel)
     assert tuple(released.model.model.sizes) == released.model.config.domain.sizes
+
+
+@pytest.mark.parametrize(("algorithm", "kind"), [("laplace", "graphical"), ("mwem", "factored"),
+                                                 ("dualquery", "records")])
+def test_every_model_kind_survives_the_file(algorithm, kind, tiny_raw_config, tiny_table):
+    raw = dict(tiny_raw_config, algorithm={"name": algorithm, "params": {"iterations": 2} if algorithm == "mwem"
+                                           else {}})
+    if algorithm == "dualquery":
+        raw["privacy"] = {"epsilon": 1.0, "delta": 1e-6}
+    result = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(2))
+    assert result.report["model"]["kind"] == kind
+    back = model_from_bytes(result.model.to_bytes())
+    assert back.sha256 == result.report["model"]["sha256"]
+    assert back.sample(3000, rng=np.random.default_rng(1)).equals(result.model.sample(3000, rng=np.random.default_rng(1)))
