@@ -30,6 +30,7 @@ def evaluate(
     ranges: Annotated[int | None, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none; default 1000).")] = None,
     workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges and conjunctions, as released) instead of all k-way marginals and random ranges.")] = False,
     target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
+    release_per_fold: Annotated[bool, typer.Option("--release-per-fold", help="With --target: iReduct §6.5 protocol, one release of the Naive Bayes marginals per training fold (10 releases with the config's algorithm and budget).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or timings on stderr.")] = False,
 ) -> None:
@@ -49,7 +50,8 @@ def evaluate(
     except ValueError:
         raise UsageError(f"--k must be comma-separated integers such as 1,2,3, got '{k}'") from None
     options = EvalOptions(ks=ks, sample_marginals=sample_marginals, sanity_bound=sanity_bound,
-                          ranges=1000 if ranges is None else ranges, target=target, workload=workload)
+                          ranges=1000 if ranges is None else ranges, target=target, workload=workload,
+                          release_per_fold=release_per_fold)
     cfg = load_config(config)
     if plot == "-":
         raise UsageError("--plot cannot be stdout; give a .png path")
