@@ -61,22 +61,35 @@ def _product_answers(queries, codes, domain) -> np.ndarray:
     return out
 
 
+def _kdd_config(args, *, queries, T=None, s=None, time_limit=None, budget=None):
+    cfg = dpsynth.load_config(ROOT / "configs" / "kddcup99.yaml")
+    raw_workload = {"conjunctions": {**cfg.workload.conjunctions_spec, "count": queries}}
+    cfg = dataclasses.replace(cfg, workload=parse_workload(raw_workload, cfg.domain, accepted=dq.SPEC.workload,
+                                                           algorithm="dualquery"))
+    changes = {"best_response": args.kdd_mode,
+               "solver": dataclasses.replace(cfg.params.solver, time_limit=time_limit)}
+    if T is not None:
+        changes.update(T=T, s=s)
+    if budget is not None:
+        changes["time_budget"] = budget
+    return _with_params(cfg, **changes)
+
+
+def _kdd_counts(cfg):
+    table = pd.read_csv(KDD)
+    codes = encode(table, cfg.domain)
+    return codes, ArrayCounts(codes, cfg.domain)
+
+
 def bench_kdd(args) -> None:
+    """The issue-16 target: default parameters (hybrid, time_budget 600 s, no per-round cap)."""
     if not KDD.exists():
         print("kdd: dataset missing, skipped")
         return
     t0 = time.perf_counter()
-    cfg = dpsynth.load_config(ROOT / "configs" / "kddcup99.yaml")
-    raw_workload = {"conjunctions": {**cfg.workload.conjunctions_spec, "count": args.kdd_queries}}
-    cfg = dataclasses.replace(cfg, workload=parse_workload(raw_workload, cfg.domain, accepted=dq.SPEC.workload,
-                                                           algorithm="dualquery"))
-    cfg = _with_params(cfg, best_response=args.kdd_mode,
-                       solver=dataclasses.replace(cfg.params.solver, time_limit=args.kdd_time_limit))
-    table = pd.read_csv(KDD)
-    codes = encode(table, cfg.domain)
-    del table
+    cfg = _kdd_config(args, queries=args.kdd_queries, time_limit=args.kdd_time_limit, budget=args.kdd_budget)
+    codes, counts = _kdd_counts(cfg)
     t_load = time.perf_counter() - t0
-    counts = ArrayCounts(codes, cfg.domain)
     t1 = time.perf_counter()
     res = release_from_counts(counts, cfg, rng=np.random.default_rng(args.seed))
     t_run = time.perf_counter() - t1
@@ -86,23 +99,115 @@ def bench_kdd(args) -> None:
     det = res.report["algorithm"]["details"]
     rounds = det["rounds"]
     print(f"kdd: n={counts.n} bits={cfg.domain.n_bits} queries={len(queries)} (x2 with negations) "
-          f"mode={args.kdd_mode} time_limit={args.kdd_time_limit}s T={det['T']} s={det['s']} eta={det['eta']}")
+          f"mode={args.kdd_mode} time_budget={det['solver']['time_budget']}s "
+          f"time_limit={det['solver']['time_limit']} T={det['T']} s={det['s']} eta={det['eta']} seed={args.seed}")
     print(f"kdd: epsilon by accounting {  {k: round(v, 4) for k, v in det['epsilon_by_accounting'].items()} } "
           f"used={det['accounting_used']} spent={res.report['privacy']['epsilon_spent']:.4f}")
     avg, mx = _errors(true, synth)
     print(f"kdd: DualQuery          avg error {avg:.5f}  max {mx:.4f}")
     first = queries.answers(np.zeros((1, len(cfg.domain)), dtype=np.int64))
+    product = None
     for name, ans in (("zero answers", np.zeros(len(queries))), ("all-first-code rows", first),
                       ("1-way product (non-private)", _product_answers(queries, codes, cfg.domain))):
         a, m = _errors(true, ans)
+        product = a
         print(f"kdd: {name:<27} avg error {a:.5f}  max {m:.4f}")
+    print(f"kdd: DualQuery / 1-way product avg error = {avg / product:.3f}")
     secs = np.array(res.diagnostics["round_seconds"])
     improved = sum(1 for r in rounds if r.get("cbc_objective") is not None
                    and r["cbc_objective"] > r.get("local_objective", -1))
     statuses = pd.Series([r.get("cbc_status", "none") for r in rounds]).value_counts().to_dict()
     print(f"kdd: wall time load+encode {t_load:.1f}s, release {t_run:.1f}s (total {t_load + t_run:.1f}s); "
           f"best response per round mean {secs.mean():.2f}s max {secs.max():.2f}s; "
-          f"CBC improved on local search in {improved}/{len(rounds)} rounds; CBC status {statuses}")
+          f"CBC improved on local search in {improved}/{len(rounds)} rounds; CBC status {statuses}; "
+          f"failed {det['rounds_solver_failed']}, skipped {det['rounds_solver_skipped']}")
+
+
+def bench_sweep(args) -> None:
+    """Robustness: ``--sweep-seeds`` releases at reduced T/s, the per-round cap cycling over
+    ``--sweep-limits``; every release must finish (a CBC failure is a weaker round, not a crash)."""
+    if not KDD.exists():
+        print("sweep: dataset missing, skipped")
+        return
+    limits = [float(x) for x in args.sweep_limits.split(",")]
+    cfg0 = _kdd_config(args, queries=args.kdd_queries)
+    _, counts = _kdd_counts(cfg0)
+    finished, failed, skipped = 0, {}, 0
+    for seed in range(args.sweep_seeds):
+        limit = limits[seed % len(limits)]
+        cfg = _kdd_config(args, queries=args.kdd_queries, T=args.sweep_T, s=args.sweep_s, time_limit=limit,
+                          budget=args.sweep_T * limit)
+        t0 = time.perf_counter()
+        try:
+            res = release_from_counts(counts, cfg, rng=np.random.default_rng(seed))
+        except Exception as exc:  # noqa: BLE001 - the point of the sweep is to see any crash
+            print(f"sweep: seed {seed} time_limit {limit}s CRASHED: {type(exc).__name__}: {exc}")
+            continue
+        det = res.report["algorithm"]["details"]
+        finished += 1
+        skipped += det["rounds_solver_skipped"]
+        for k, v in det["rounds_solver_failed"].items():
+            failed[k] = failed.get(k, 0) + v
+        statuses = pd.Series([r.get("cbc_status", "none") for r in det["rounds"]]).value_counts().to_dict()
+        print(f"sweep: seed {seed:>2} time_limit {limit:>4}s T={det['T']} s={det['s']}: finished in "
+              f"{time.perf_counter() - t0:.1f}s; CBC {statuses}; failed {det['rounds_solver_failed']}", flush=True)
+    print(f"sweep: {finished}/{args.sweep_seeds} releases finished; CBC failures by cause {failed}; "
+          f"rounds skipped (no time left) {skipped}")
+
+
+def _pulp_model(clauses, domain):
+    """The previous model builder (PuLP objects, one Python statement per clause), for timing only."""
+    import pulp
+
+    cols = np.unique(clauses.attrs)
+    prob = pulp.LpProblem("dualquery_best_response", pulp.LpMaximize)
+    x = {}
+    for a in cols.tolist():  # loop over touched columns and their values
+        x[a] = [prob.add_variable(f"x_{a}_{v}", cat="Binary") for v in range(domain.sizes[a])]
+        prob += pulp.lpSum(x[a]) == 1, f"one_{a}"
+    c = [prob.add_variable(f"c_{j}", lowBound=0, upBound=1) for j in range(len(clauses))]
+    prob += pulp.lpSum(float(w) * cj for w, cj in zip(clauses.weights.tolist(), c))
+    k = clauses.attrs.shape[1]
+    for j, (ats, vals, pos) in enumerate(
+        zip(clauses.attrs.tolist(), clauses.values.tolist(), clauses.positive.tolist())
+    ):  # the per-clause loop this benchmark measures
+        lits = [x[a][v] for a, v in zip(ats, vals)]
+        if pos:
+            for i, lit in enumerate(lits):
+                prob += c[j] <= lit, f"p_{j}_{i}"
+        else:
+            prob += c[j] <= k - pulp.lpSum(lits), f"n_{j}"
+    return prob
+
+
+def bench_build(args) -> None:
+    """Model building at s samples on the KDD99 schema (200 bits): the PuLP per-clause builder + PuLP's MPS
+    writer against build_model + write_mps, and one CBC round on the same instance for scale."""
+    import tempfile
+
+    from dpsynth.algorithms.dualquery import solver
+
+    domain = dpsynth.load_config(ROOT / "configs" / "kddcup99.yaml").domain
+    rng = np.random.default_rng(args.seed)
+    q = random_conjunctions(domain, 3, 100_000, rng=rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in (int(x) for x in args.build_s.split(",")):
+            cl = Clauses.from_samples(q, rng.integers(0, 2 * len(q), size=s))
+            t0 = time.perf_counter()
+            for _ in range(args.build_reps):
+                _pulp_model(cl, domain).writeMPS(f"{tmp}/old.mps", rename=1)
+            old = (time.perf_counter() - t0) / args.build_reps
+            t0 = time.perf_counter()
+            for _ in range(args.build_reps):
+                solver.write_mps(solver.build_model(cl, domain), f"{tmp}/new.mps")
+            new = (time.perf_counter() - t0) / args.build_reps
+            p = dq.parse_params({"best_response": "hybrid"})
+            deadline = time.perf_counter() + args.build_round
+            _, info = dq.best_response(cl, domain, p, previous=None, rng=np.random.default_rng(0), deadline=deadline)
+            print(f"build: s={s} clauses={len(cl)}: PuLP model+MPS {old:.3f}s, NumPy model+MPS {new:.4f}s "
+                  f"(x{old / new:.0f} faster); one hybrid round with a {args.build_round}s share took "
+                  f"{info['seconds']:.2f}s (CBC {info['cbc_status']}): build = {100 * new / info['seconds']:.1f}% "
+                  f"of the round (was {100 * old / info['seconds']:.0f}%)", flush=True)
 
 
 def bench_nltcs(args) -> None:
@@ -192,11 +297,20 @@ def main() -> None:
     ap.add_argument("--nltcs-mode", default="local", choices=["local", "hybrid", "ip"])
     ap.add_argument("--kdd-queries", type=int, default=100_000)
     ap.add_argument("--kdd-mode", default="hybrid", choices=["local", "hybrid", "ip"])
-    ap.add_argument("--kdd-time-limit", type=float, default=3.0)
+    ap.add_argument("--kdd-time-limit", type=float, default=None, help="per-round cap (default: none)")
+    ap.add_argument("--kdd-budget", type=float, default=None, help="time_budget (default: the config's)")
+    ap.add_argument("--sweep-seeds", type=int, default=20)
+    ap.add_argument("--sweep-limits", default="0.5,1,2,3,5,10,20")
+    ap.add_argument("--sweep-T", type=int, default=10)
+    ap.add_argument("--sweep-s", type=int, default=1750)
+    ap.add_argument("--build-s", default="500,2000,5000")
+    ap.add_argument("--build-reps", type=int, default=3)
+    ap.add_argument("--build-round", type=float, default=3.5, help="the round's share (s) for scale")
     ap.add_argument("--br-instances", type=int, default=3)
     ap.add_argument("--br-time-limit", type=float, default=20.0)
     args = ap.parse_args()
-    sections = {"br": bench_best_response, "nltcs": bench_nltcs, "netflix": bench_netflix, "kdd": bench_kdd}
+    sections = {"br": bench_best_response, "nltcs": bench_nltcs, "netflix": bench_netflix, "kdd": bench_kdd,
+                "sweep": bench_sweep, "build": bench_build}
     for name in args.only.split(","):
         sections[name](args)
 

@@ -308,3 +308,23 @@ def test_outlook_is_announced_before_the_rounds(root, nltcs):
     kinds = [e[0] for e in events]
     assert kinds[0] == "notice" and "only T=4 rounds fit" in events[0][1]
     assert kinds.count("notice") == 1
+
+
+def test_cli_prints_the_outlook_before_the_run(root, runner, tmp_path):
+    import yaml
+
+    from dpsynth.cli import app
+
+    raw = yaml.safe_load((root / ROOT_CFG).read_text())
+    raw["algorithm"]["params"].update({"T": 4, "s": 40, "eta": None, "best_response": "local",
+                                       "local_search": {"kicks": 5}})
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    result = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(root / "sample_data" / "nltcs.csv"),
+                                 "-o", str(tmp_path / "s.csv"), "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stderr.split())  # the console may wrap long lines
+    expected = ("notice: dualquery: at n=21574, epsilon=1 only T=4 rounds fit the budget, so the synthetic data has "
+                "at most 4 distinct records; with so few DualQuery was worse than the uniform distribution in our "
+                "benchmarks: prefer mwem or laplace (docs/dualquery.md)")
+    assert expected in text

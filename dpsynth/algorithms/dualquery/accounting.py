@@ -32,7 +32,7 @@ works on a list of per-round (per-sample ε, number of samples) pairs):
 Deviation from the paper, with numbers: for its own KDD99 setting (η = 1.2,
 T = 170, s = 1750, n = 494,021, δ = 10⁻³) the paper claims (1, 10⁻³)-DP "by
 Theorem 4.3", but the printed formula gives ε = 1.86; ``advanced`` gives 1.03,
-``zcdp`` 0.49 and ``pure`` 122.  (``tests/test_dualquery_privacy.py`` pins
+``zcdp`` 0.49 and ``pure`` 122.  (``tests/algorithms/test_dualquery_accounting.py`` pins
 these.)  ``auto`` takes the minimum of the valid bounds (each is a valid
 bound for the same mechanism, chosen without looking at the data).
 
