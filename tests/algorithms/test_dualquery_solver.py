@@ -235,7 +235,7 @@ def test_time_budget_is_a_public_parameter_and_validated(root, nltcs):
             f"algorithm.params.time_budget: must be a number of seconds > 0, got {bad!r}"
         )):
             dq.parse_params({"time_budget": bad})
-    assert dq.parse_params({}).time_budget == 600.0
+    assert dq.parse_params({}).time_budget == 540.0
 
 
 def json_text(report) -> str:

@@ -110,7 +110,7 @@ class Params:
     solver: SolverParams = field(default_factory=SolverParams)
     local_search: LocalSearchParams = field(default_factory=LocalSearchParams)
     max_T: int = 2000
-    time_budget: float = 600.0  # seconds for the whole release, shared out over the T rounds
+    time_budget: float = 540.0  # seconds for the algorithm (query evaluation + rounds), shared over the rounds
 
     def __post_init__(self) -> None:
         if not (self.time_budget > 0 and math.isfinite(self.time_budget)):
