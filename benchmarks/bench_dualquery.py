@@ -124,8 +124,9 @@ def bench_kdd(args) -> None:
 
 
 def bench_sweep(args) -> None:
-    """Robustness: ``--sweep-seeds`` releases at reduced T/s, the per-round cap cycling over
-    ``--sweep-limits``; every release must finish (a CBC failure is a weaker round, not a crash)."""
+    """Robustness: ``--sweep-seeds`` releases at reduced T (default budget), the per-round cap
+    ``solver.time_limit`` cycling over ``--sweep-limits``; every release must finish (a CBC failure
+    is a weaker round, not a crash)."""
     if not KDD.exists():
         print("sweep: dataset missing, skipped")
         return
@@ -135,8 +136,7 @@ def bench_sweep(args) -> None:
     finished, failed, skipped = 0, {}, 0
     for seed in range(args.sweep_seeds):
         limit = limits[seed % len(limits)]
-        cfg = _kdd_config(args, queries=args.kdd_queries, T=args.sweep_T, s=args.sweep_s, time_limit=limit,
-                          budget=args.sweep_T * limit)
+        cfg = _kdd_config(args, queries=args.kdd_queries, T=args.sweep_T, s=args.sweep_s, time_limit=limit)
         t0 = time.perf_counter()
         try:
             res = release_from_counts(counts, cfg, rng=np.random.default_rng(seed))
