@@ -8,6 +8,7 @@ Validation happens before any data is read.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.workload.spec import SECTIONS, Workload, parse_workload
 
 __all__ = [
+    "parse_bytes",
     "DEFAULT_MAX_CELLS",
     "Config",
     "OutputConfig",
@@ -77,6 +79,7 @@ class Config:
     max_cells: int = DEFAULT_MAX_CELLS
     discover: Any = None  # a data.discover.DiscoverSpec when the schema is learned at release time
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
+    max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -85,6 +88,28 @@ class Config:
 
 
 # ----------------------------------------------------------------------------- schema
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_bytes(value: Any, path: str = "limits.max_memory") -> int:
+    """Bytes from an integer or a string such as ``4GB``, ``512 MiB``, ``2.5G`` (binary units)."""
+    number, unit = math.nan, ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("kmgtib")
+        unit = text[len(digits):]
+        try:
+            number = float(digits)
+        except ValueError:
+            number = math.nan
+    if unit not in _UNITS or not math.isfinite(number) or number <= 0:
+        raise ConfigError(f"{path}: expected a size such as 4GB or 512MB, got {value!r}")
+    return int(number * _UNITS[unit])
+
+
 def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     spec = _mapping(spec, path)
     kind = _choice(spec.get("type"), ("numeric", "integer", "categorical"), f"{path}.type")
@@ -206,8 +231,9 @@ def parse_config(raw: Any) -> Config:
     if seed is not None:
         seed = _int(seed, "seed", minimum=0)
     limits = _mapping(raw.get("limits"), "limits")
-    _no_extra(limits, {"max_cells"}, "limits")
+    _no_extra(limits, {"max_cells", "max_memory"}, "limits")
     max_cells = _int(limits.get("max_cells", DEFAULT_MAX_CELLS), "limits.max_cells", minimum=1)
+    max_memory = parse_bytes(limits["max_memory"]) if limits.get("max_memory") is not None else None
     return Config(
         domain=domain,
         unknown=unknown,
@@ -219,6 +245,7 @@ def parse_config(raw: Any) -> Config:
         output=output,
         seed=seed,
         max_cells=max_cells,
+        max_memory=max_memory,
     )
 
 

@@ -73,7 +73,7 @@ _P = "algorithm.params"
 class Params:
     """MWEM settings; defaults chosen by the measurements in docs/mwem.md."""
 
-    iterations: int = 20
+    iterations: int | None = None  # None: DEFAULT_ITERATIONS, or fewer when there are fewer candidates
     mw_passes: int = 20
     select_fraction: float = 0.5
     init: Literal["uniform", "noisy"] = "noisy"
@@ -88,7 +88,7 @@ class Params:
     clip: bool = True
 
     def __post_init__(self) -> None:
-        if self.iterations < 1:
+        if self.iterations is not None and self.iterations < 1:
             raise ConfigError(f"{_P}.iterations: must be >= 1, got {self.iterations}")
         if self.mw_passes < 0:
             raise ConfigError(f"{_P}.mw_passes: must be >= 0, got {self.mw_passes}")
@@ -104,6 +104,19 @@ class Params:
 
 def parse_params(raw: Mapping) -> Params:
     return params_from_mapping(Params, raw)
+
+
+DEFAULT_ITERATIONS = 20
+"""Rounds T when ``iterations`` is not set (and there are at least as many candidate queries)."""
+
+
+def effective_iterations(params: Params, candidates: int) -> int:
+    """The number of rounds T: ``iterations`` when set; by default 20, or the number of candidate
+    queries when there are fewer (without ``reselect`` each round measures a new query).  Only an
+    explicit ``iterations`` larger than the candidates is refused (in :func:`fit`)."""
+    if params.iterations is not None:
+        return params.iterations
+    return DEFAULT_ITERATIONS if params.reselect else max(1, min(DEFAULT_ITERATIONS, candidates))
 
 
 def composition(params: Params, privacy):
@@ -248,9 +261,9 @@ def _rho_of(epsilon: float, delta: float) -> float:
 class _Budget:
     """The per-stage privacy parameters: ε under pure accounting, ρ under zCDP."""
 
-    def __init__(self, ctx: AlgorithmContext, params: Params):
+    def __init__(self, ctx: AlgorithmContext, params: Params, T: int):
         self.ctx, self.zcdp = ctx, params.accounting == "zcdp"
-        T, d = params.iterations, len(ctx.domain)
+        d = len(ctx.domain)
         f_init = params.init_fraction if params.init == "noisy" else 0.0
         per_round = (1.0 - f_init) / T
         weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * T
@@ -371,22 +384,23 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
     """The T rounds of select / measure / update (Figure 1 with the §2.3.2 options)."""
     fams = _families(ctx, params)
     total_candidates = sum(len(f) for f in fams)
-    if not params.reselect and params.iterations > total_candidates:
+    T = effective_iterations(params, total_candidates)
+    if not params.reselect and T > total_candidates:
         raise ConfigError(
-            f"{_P}.iterations: {params.iterations} rounds but only {total_candidates} candidate queries "
-            "(lower iterations or set reselect: true)"
+            f"{_P}.iterations: {T} rounds but only {total_candidates} candidate queries "
+            "(lower iterations, leave it unset, or set reselect: true)"
         )
-    budget = _Budget(ctx, params)
+    budget = _Budget(ctx, params, T)
     model, released, measurements = _initial_model(ctx, params, budget, rng=rng)
     score_sens = max(f.l1 for f in fams)
     measured = [np.zeros(len(f), dtype=bool) for f in fams]
     capped = [np.zeros(len(f), dtype=bool) for f in fams]
     snapshots, selected, warnings = [], [], []
-    for t in range(params.iterations):  # loop over rounds
+    for t in range(T):  # loop over rounds
         masks = _allowed(fams, model, measured, capped, params.reselect)
         where = [(fi, np.flatnonzero(m)) for fi, m in enumerate(masks)]
         if sum(len(ix) for _, ix in where) == 0:
-            warnings.append(f"mwem stopped after {t} of {params.iterations} rounds: no candidate query left "
+            warnings.append(f"mwem stopped after {t} of {T} rounds: no candidate query left "
                             "under max_factor_cells; the rest of the budget was not spent")
             break
         scores = np.concatenate([
@@ -410,8 +424,13 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
         selected.append(name)
         if params.output == "average":
             snapshots.append(model.copy())
-        ctx.progress("mwem", t + 1, params.iterations)
+        ctx.progress("mwem", t + 1, T)
     details = _details(ctx, params, fams, budget, model, selected, capped, score_sens)
+    details["iterations"] = T
+    if params.iterations is None and T < DEFAULT_ITERATIONS:
+        details["iterations_note"] = (
+            f"iterations not set: {T} rounds, one per candidate query (fewer than the default {DEFAULT_ITERATIONS})"
+        )
     return Fit(model, snapshots, released, details, warnings)
 
 

@@ -28,6 +28,7 @@ def release(
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
     max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
+    max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the RAM). See dpsynth plan.")] = None,
     non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
@@ -45,6 +46,14 @@ def release(
         if max_cells < 1:
             raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
         cfg = _replace(cfg, max_cells=max_cells)
+    if max_memory is not None:
+        from dpsynth.config import parse_bytes
+        from dpsynth.errors import ConfigError
+
+        try:
+            cfg = _replace(cfg, max_memory=parse_bytes(max_memory, "--max-memory"))
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
     preflight(cfg)
     _check_engine(engine, input, spark_master)
     if non_private_oracle and cfg.discover is not None:
@@ -70,6 +79,9 @@ def release(
     for path in (input, output, marginals):
         if path:
             table_format(path)  # a bad extension is a usage error, before any work
+    from dpsynth.plan import check_memory, make_plan
+
+    check_memory(make_plan(cfg, input_path=input, engine=engine, write_marginals=bool(marginals)))
     seed = seed if seed is not None else cfg.seed
     string_cols = string_columns(cfg)
     table = read_table(input, string_columns=string_cols) if engine == "numpy" else None

@@ -84,9 +84,24 @@ def test_too_many_iterations(small):
     domain, codes, wl = small
     params = mwem.parse_params({"iterations": 7})
     with pytest.raises(ConfigError, match=re.escape(
-        "algorithm.params.iterations: 7 rounds but only 6 candidate queries (lower iterations or set reselect: true)"
+        "algorithm.params.iterations: 7 rounds but only 6 candidate queries "
+        "(lower iterations, leave it unset, or set reselect: true)"
     )):
         mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(0))
+
+
+def test_default_iterations_adapt_to_the_candidates(small):
+    """Issue 15 item 6: without an explicit iterations, 6 candidates give 6 rounds (not a refusal)."""
+    domain, codes, wl = small
+    ctx = _ctx(domain, codes, wl)
+    out = mwem.run(ctx, mwem.parse_params({}), rng=np.random.default_rng(0))
+    assert out.details["iterations"] == 6 and len(out.details["selected"]) == 6
+    assert out.details["iterations_note"] == (
+        "iterations not set: 6 rounds, one per candidate query (fewer than the default 20)"
+    )
+    assert [c.stage for c in ctx.ledger.charges].count("mwem-measure") == 6
+    assert mwem.effective_iterations(mwem.parse_params({}), 500) == mwem.DEFAULT_ITERATIONS == 20
+    assert mwem.effective_iterations(mwem.parse_params({"reselect": True}), 3) == 20
 
 
 # ------------------------------------------------------------------- privacy budget

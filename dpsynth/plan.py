@@ -1,0 +1,458 @@
+"""What a release will cost before it runs: domain, workload, budget split, noise, memory, time.
+
+``dpsynth plan`` prints a :class:`Plan`; ``dpsynth release`` computes the same
+plan first and refuses (exit 64, before reading any data) when the predicted
+peak memory exceeds ``limits.max_memory`` (default: :data:`DEFAULT_MEMORY_FRACTION`
+of the machine's RAM).
+
+A plan reads the configuration and, at most, the size of the input file (never
+its contents): everything in it is public.  The row count n matters for memory
+(the numpy engine holds the table) and for noise relative to the counts; it is
+the ``rows`` argument when given, otherwise an estimate from the input file size
+and the schema (stated as such), otherwise an assumption of
+:data:`ASSUMED_ROWS` rows (stated as such).
+
+Memory model.  Peak resident memory is predicted as a sum of parts, each a
+coefficient times a public quantity, with the coefficients fitted by
+``benchmarks/bench_plan.py`` (which prints predicted against measured peaks):
+
+* the interpreter and libraries (a constant);
+* the input table (numpy engine only): bytes per input cell;
+* per algorithm (one function each in :data:`PREDICTORS`, easy to update when an
+  algorithm or the synthesis model changes): the exact counts the engine caches
+  (int64 per cell of every marginal counted), what the algorithm keeps (noisy
+  marginals, MWEM's candidate tables, DualQuery's query arrays), the transient
+  arrays of the largest marginal, and the synthesis model (factors capped at
+  ``max_factor_cells`` cells);
+* the synthetic rows (codes and the decoded table): bytes per output cell;
+* ``release --marginals``: the long-format table of the released marginals
+  (one row per cell with a label per column).
+
+The time estimate is rougher still (a few coefficients per algorithm, measured on
+a busy 2-core machine): read it as an order of magnitude.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dpsynth.config import Config, parse_bytes  # noqa: F401  (parse_bytes re-exported)
+from dpsynth.errors import ConfigError
+from dpsynth.privacy.accountant import split_budget
+
+__all__ = [
+    "ASSUMED_ROWS",
+    "DEFAULT_MEMORY_FRACTION",
+    "PREDICTORS",
+    "AlgorithmPlan",
+    "Plan",
+    "check_memory",
+    "default_max_memory",
+    "format_bytes",
+    "machine_memory",
+    "make_plan",
+]
+
+DEFAULT_MEMORY_FRACTION = 0.5
+"""``limits.max_memory`` defaults to this fraction of the machine's physical RAM."""
+
+ASSUMED_ROWS = 100_000
+"""Row count assumed when neither ``--rows`` nor an input file is given."""
+
+MB = 1 << 20
+
+# Coefficients fitted by benchmarks/bench_plan.py (peak RSS of child processes on Adult and NLTCS).
+_BASE = 136 * MB  # interpreter, numpy, pandas, pyarrow, the CLI
+_BASE_DUALQUERY = 40 * MB  # PuLP and the solver interface
+_INPUT_CELL = 50  # numpy engine: the parsed table (object strings) and its codes, per input cell
+_STREAM_BATCH = 64 * MB  # stream engine: one record batch and its codes
+_OUTPUT_CELL = 27  # int64 codes, the decoded table and the CSV writer, per output cell
+_COUNT_CELL = 8  # int64 exact counts cached by the engine
+_NOISY_CELL = 8  # float64 noisy counts kept by the algorithm
+_LONG_CELL = 110  # release --marginals: one long-format row per cell (a label per column)
+_TRANSIENT = 4  # arrays of the size of the largest marginal alive at once (float64)
+_IREDUCT_CELL = 136  # iReduct/iResamp: true, noisy, scale and segment arrays over all cells, and temporaries
+_QUERY_BYTES = 64  # DualQuery: per conjunction, attrs and values (k ints each) plus 4 float arrays
+_QUERY_INT = 16  # DualQuery: per conjunction and literal
+
+# Time coefficients (seconds), as rough as the text says.
+_T_ROW = 4e-6  # read and encode, per input cell
+_T_MARGINAL = 0.04  # fitting the synthesis model, per released marginal
+_T_CELL_LAPLACE = 1e-6  # count and noise, per workload cell
+_T_CELL_MWEM = 4e-8  # scoring, per candidate cell and round
+_T_CELL_IREDUCT = 2e-5  # per workload cell (several noise-down rounds and the fit)
+_T_ROUND_DUALQUERY = 2.0  # typical best response; at most solver.time_limit
+
+
+@dataclass
+class AlgorithmPlan:
+    """What one algorithm's predictor returns (all from public facts)."""
+
+    stages: list[tuple[str, str]]  # (stage, budget in words)
+    memory: dict[str, int]  # part -> bytes
+    seconds: float
+    queries: str  # what the algorithm measures, in words
+    noise_sd: float | None  # standard deviation of the noise on one measured cell (counts)
+    noise_note: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    columns: list[tuple[str, int]]
+    domain_cells: int
+    marginals: int
+    total_cells: int
+    largest_cells: int
+    rows: int
+    rows_source: str
+    output_rows: int
+    algorithm: str
+    guarantee: str
+    alg: AlgorithmPlan
+    memory: dict[str, int]
+    max_memory: int
+    max_memory_source: str
+
+    @property
+    def peak_memory(self) -> int:
+        return int(sum(self.memory.values()))
+
+    @property
+    def seconds(self) -> float:
+        return self.alg.seconds + _T_ROW * self.rows * len(self.columns)
+
+    def to_dict(self) -> dict:
+        return {
+            "columns": [{"name": n, "size": s} for n, s in self.columns],
+            "domain_cells": self.domain_cells,
+            "marginals": self.marginals,
+            "total_cells": self.total_cells,
+            "largest_marginal_cells": self.largest_cells,
+            "rows": self.rows,
+            "rows_source": self.rows_source,
+            "output_rows": self.output_rows,
+            "algorithm": self.algorithm,
+            "queries": self.alg.queries,
+            "budget": [{"stage": s, "budget": b} for s, b in self.alg.stages],
+            "guarantee": self.guarantee,
+            "noise_sd_per_cell": self.alg.noise_sd,
+            "memory_bytes": dict(self.memory),
+            "peak_memory_bytes": self.peak_memory,
+            "max_memory_bytes": self.max_memory,
+            "seconds": self.seconds,
+            "notes": list(self.alg.notes),
+        }
+
+
+# ------------------------------------------------------------------------ machine
+def machine_memory() -> int:
+    """Physical RAM in bytes (``/proc/meminfo`` MemTotal, else ``os.sysconf``)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30  # unknown platform: assume a small machine
+
+
+def default_max_memory() -> int:
+    return int(DEFAULT_MEMORY_FRACTION * machine_memory())
+
+
+def format_bytes(n: float) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", MB), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+# ------------------------------------------------------------------------ rows
+def _estimated_row_bytes(config: Config) -> float:
+    """Bytes of one CSV row, guessed from the schema: mean label length per column plus a delimiter."""
+    total = 0.0
+    for col in config.domain.columns:
+        labels = [str(x) for x in col.labels()]
+        if col.kind == "categorical":
+            total += sum(map(len, labels)) / max(len(labels), 1)
+        else:
+            total += max(len(labels[-1].split(",")[0].strip("[(")), 2)
+        total += 1
+    return total
+
+
+def _rows(config: Config, rows: int | None, input_path: str | None) -> tuple[int, str]:
+    if rows is not None:
+        return int(rows), "as given (--rows)"
+    if input_path and input_path != "-" and Path(input_path).is_file():
+        size = Path(input_path).stat().st_size
+        per_row = _estimated_row_bytes(config)
+        name = input_path.lower()
+        factor = 4.0 if name.endswith(".gz") else 3.0 if name.endswith(".parquet") else 1.0
+        est = max(1, int(size * factor / per_row))
+        return est, f"estimated from the input file size ({format_bytes(size)}, ~{per_row:.0f} bytes per row); give --rows N for a better figure"
+    return ASSUMED_ROWS, f"assumed ({ASSUMED_ROWS:,}; give --rows N or -i INPUT)"
+
+
+# ------------------------------------------------------------------ predictors
+@dataclass(frozen=True)
+class _Facts:
+    """Public facts a predictor may use."""
+
+    config: Config
+    rows: int
+    marginal_cells: list[int]
+    total_cells: int
+    largest: int
+    synth_cap: int
+    epsilon: float  # ε left for the algorithm after the row count
+    sensitivity: float
+
+
+def _marginal_memory(f: _Facts) -> dict[str, int]:
+    return {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "noisy marginals": _NOISY_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "synthesis model": 3 * 8 * f.synth_cap,
+    }
+
+
+def _laplace(f: _Facts) -> AlgorithmPlan:
+    m = len(f.marginal_cells)
+    per = split_budget(f.epsilon, [1.0] * m)[0] if m else f.epsilon
+    scale = f.sensitivity / per
+    return AlgorithmPlan(
+        stages=[("measure", f"epsilon {f.epsilon:.4g} split equally over {m} marginals ({per:.4g} each)")],
+        memory=_marginal_memory(f),
+        seconds=_T_MARGINAL * m + _T_CELL_LAPLACE * f.total_cells,
+        queries=f"{m} marginals, every cell measured",
+        noise_sd=math.sqrt(2.0) * scale,
+    )
+
+
+def _mwem(f: _Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations
+
+    p = f.config.params
+    m = len(f.marginal_cells)
+    candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
+    if p.marginal_queries != "none" or f.config.workload_extra.get("ranges"):
+        from dpsynth.workload.ranges import parse_ranges
+
+        candidates += sum(len(rq) for rq in parse_ranges(f.config.workload_extra.get("ranges"), f.config.domain))
+    T = effective_iterations(p, candidates)
+    f_init = p.init_fraction if p.init == "noisy" else 0.0
+    weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T
+    parts = split_budget(f.epsilon, weights)
+    unit = "rho" if p.accounting == "zcdp" else "epsilon"
+    stages = []
+    if f_init:
+        stages.append(("mwem-init", f"{unit} fraction {f_init:g} over the {len(f.config.domain)} 1-way marginals"))
+    stages += [("mwem-select", f"{T} rounds, epsilon {parts[1]:.4g} each (exponential mechanism)"),
+               ("mwem-measure", f"{T} rounds, epsilon {parts[2]:.4g} each")]
+    if p.accounting == "zcdp":
+        stages = [(s, t + " (split of the zCDP rho; figures shown as pure-epsilon shares)") for s, t in stages]
+    cap = p.max_factor_cells
+    memory = {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "model (factors up to max_factor_cells)": 3 * 8 * cap,
+    }
+    notes = []
+    if p.iterations is None and T < DEFAULT_ITERATIONS:
+        notes.append(f"iterations not set: {T} rounds, one per candidate query (fewer than the default "
+                     f"{DEFAULT_ITERATIONS})")
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
+        queries=f"{candidates} candidate queries ({p.marginal_queries}), {T} rounds",
+        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each of the T measured marginals",
+        notes=notes,
+    )
+
+
+def _dualquery(f: _Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.dualquery.accounting import solve_parameters
+    from dpsynth.algorithms.dualquery.core import composition as dq_composition
+    from dpsynth.errors import BudgetError
+    from dpsynth.workload.conjunctions import conjunction_workload
+
+    p = f.config.params
+    queries = conjunction_workload(f.config.workload_extra.get("conjunctions"), f.config.domain, f.config.marginals)
+    Q, k = len(queries), queries.k
+    stages, notes, T = [], [], p.T or p.max_T
+    try:
+        sol = solve_parameters(epsilon=f.epsilon, delta=f.config.privacy.delta, n=float(f.rows),
+                               composition=dq_composition(p, f.config.privacy), T=p.T, s=p.s, eta=p.eta,
+                               max_T=p.max_T)
+        T = sol.T
+        stages.append(("dualquery", (f"T={sol.T} rounds of s={sol.s} query samples, eta={sol.eta:.4g} "
+                                    f"(solved for {', '.join(sol.solved) or 'nothing'} at n={f.rows:,})")))
+    except BudgetError as exc:
+        notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
+        stages.append(("dualquery", "infeasible at this n"))
+    memory = {
+        "conjunctions (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
+        "distinct rows (numpy engine)": 8 * len(f.config.domain) * f.rows,
+    }
+    limit = p.solver.time_limit
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=T * min(_T_ROUND_DUALQUERY, limit),
+        queries=f"{Q:,} conjunctions of {k} literals (and their negations)",
+        noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
+        notes=notes + [f"up to {T} x solver.time_limit = {T * limit:,.0f} s when every best response hits the limit"],
+    )
+
+
+def _ireduct_like(name: str) -> Callable[[_Facts], AlgorithmPlan]:
+    def predict(f: _Facts) -> AlgorithmPlan:
+        m = len(f.marginal_cells)
+        per = f.epsilon / max(m, 1)
+        memory = _marginal_memory(f)
+        if name == "ireduct":  # the vectorized noise-down rounds work on all cells at once
+            memory["noise-down working arrays"] = _IREDUCT_CELL * f.total_cells
+        if name == "twophase":
+            frac = f.config.params.epsilon1_fraction
+            stages = [("twophase-1", f"epsilon fraction {frac:g}, equal over {m} marginals"),
+                      ("twophase-2", f"epsilon fraction {1 - frac:g}, scales chosen from phase 1")]
+            sd = math.sqrt(2.0) * f.sensitivity * m / (f.epsilon * frac)
+            note = "phase 1; phase 2 adds less noise where counts are large"
+        else:
+            stages = [(name, f"epsilon {f.epsilon:.4g} spent by noise-down steps, one charge per marginal")]
+            sd = math.sqrt(2.0) * f.sensitivity / per
+            note = "equal-split reference; iReduct lowers the noise where it matters"
+        return AlgorithmPlan(stages=stages, memory=memory, seconds=_T_CELL_IREDUCT * f.total_cells,
+                             queries=f"{m} marginals", noise_sd=sd, noise_note=note)
+
+    return predict
+
+
+PREDICTORS: dict[str, Callable[[_Facts], AlgorithmPlan]] = {
+    "laplace": _laplace,
+    "mwem": _mwem,
+    "dualquery": _dualquery,
+    "ireduct": _ireduct_like("ireduct"),
+    "twophase": _ireduct_like("twophase"),
+    "iresamp": _ireduct_like("iresamp"),
+}
+"""One memory/budget/time predictor per algorithm: update it when the algorithm changes."""
+
+
+# ------------------------------------------------------------------------ the plan
+def _guarantee(config: Config) -> str:
+    p = config.privacy
+    kind = f"({p.epsilon:g}, {p.delta:g})-differential privacy" if p.delta > 0 else f"{p.epsilon:g}-differential privacy"
+    n = ("n (the row count) is public" if p.n_public or p.neighbouring.value == "replace-one"
+         else f"n is private (a noisy count costs epsilon {p.n_epsilon:g})")
+    return (f"{kind} for one row of the input table, {p.neighbouring.value} neighbours; {n}; "
+            "the schema, workload and parameters are public")
+
+
+def make_plan(
+    config: Config,
+    *,
+    rows: int | None = None,
+    input_path: str | None = None,
+    engine: str = "numpy",
+    write_marginals: bool = False,
+) -> Plan:
+    """The plan of a release of ``config``; reads no data (at most the input file's size)."""
+    from dpsynth.models.factored import DEFAULT_MAX_FACTOR_CELLS
+
+    domain = config.domain
+    cells = [domain.cells(m) for m in config.marginals]
+    n, source = _rows(config, rows, input_path)
+    out_rows = config.output.rows if config.output.rows is not None else n
+    eps = config.privacy.epsilon - (config.privacy.n_epsilon or 0.0)
+    full = math.prod(domain.sizes)
+    facts = _Facts(config=config, rows=n, marginal_cells=cells, total_cells=int(sum(cells)),
+                   largest=max(cells, default=0), synth_cap=min(DEFAULT_MAX_FACTOR_CELLS, full), epsilon=eps,
+                   sensitivity=config.privacy.neighbouring.histogram_l1)
+    alg = PREDICTORS[config.algorithm](facts)
+    d = len(domain)
+    memory = {"interpreter and libraries": _BASE + (_BASE_DUALQUERY if config.algorithm == "dualquery" else 0)}
+    if engine == "numpy":
+        memory["input table (numpy engine)"] = _INPUT_CELL * n * d
+    elif engine == "stream":
+        memory["record batch (stream engine)"] = _STREAM_BATCH
+    memory.update(alg.memory)
+    memory["synthetic rows"] = _OUTPUT_CELL * out_rows * d
+    if write_marginals:
+        memory["--marginals long table"] = _LONG_CELL * facts.total_cells
+    limit, limit_source = (config.max_memory, "limits.max_memory") if getattr(config, "max_memory", None) else (
+        default_max_memory(), f"default: {DEFAULT_MEMORY_FRACTION:.0%} of this machine's {format_bytes(machine_memory())} RAM")
+    return Plan(
+        columns=list(zip(domain.names, domain.sizes)), domain_cells=full, marginals=len(cells),
+        total_cells=facts.total_cells, largest_cells=facts.largest, rows=n, rows_source=source,
+        output_rows=out_rows, algorithm=config.algorithm, guarantee=_guarantee(config), alg=alg,
+        memory=memory, max_memory=limit, max_memory_source=limit_source,
+    )
+
+
+def check_memory(plan: Plan) -> None:
+    """Refuse (ConfigError, exit 64) when the predicted peak exceeds the memory limit."""
+    if plan.peak_memory > plan.max_memory:
+        biggest = max(plan.memory, key=plan.memory.get)
+        raise ConfigError(
+            f"limits.max_memory: this release is predicted to need {format_bytes(plan.peak_memory)} "
+            f"(largest part: {biggest}, {format_bytes(plan.memory[biggest])}), more than the limit of "
+            f"{format_bytes(plan.max_memory)} ({plan.max_memory_source}); reduce the workload or raise "
+            "limits.max_memory in the config (see dpsynth plan)"
+        )
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as plain text for people."""
+    lines = [f"dpsynth plan: {plan.algorithm}", "", "Columns (domain size):"]
+    width = max(len(n) for n, _ in plan.columns)
+    lines += [f"  {name:<{width}}  {size}" for name, size in plan.columns]
+    lines += [
+        f"  full domain: {plan.domain_cells:.3g} cells",
+        "",
+        f"Workload: {plan.marginals} marginals, {plan.total_cells:,} cells in all, largest {plan.largest_cells:,} cells",
+        f"Measured: {plan.alg.queries}",
+        "",
+        "Budget:",
+    ]
+    lines += [f"  {stage}: {text}" for stage, text in plan.alg.stages]
+    lines += ["", f"Guarantee: {plan.guarantee}", ""]
+    lines.append(f"Rows n: {plan.rows:,}, {plan.rows_source}; synthetic rows: {plan.output_rows:,}")
+    if plan.alg.noise_sd is None:
+        lines.append(f"Noise: {plan.alg.noise_note}")
+    else:
+        sd = plan.alg.noise_sd
+        mean_cell = plan.rows / max(plan.total_cells / max(plan.marginals, 1), 1)
+        ratio = sd / mean_cell if mean_cell else math.inf
+        verdict = ("noise >> signal" if ratio > 10 else "noise larger than signal" if ratio > 1
+                   else "noise comparable to signal" if ratio > 0.1 else "noise << signal")
+        lines.append(
+            f"Noise: standard deviation {sd:.4g} per measured cell ({sd / max(plan.rows, 1):.3g} of n); "
+            f"an average cell holds {mean_cell:.4g} rows: {verdict}"
+            + (f" ({plan.alg.noise_note})" if plan.alg.noise_note else "")
+        )
+    lines += ["", (f"Predicted peak memory: {format_bytes(plan.peak_memory)} "
+                  f"(limit {format_bytes(plan.max_memory)}, {plan.max_memory_source})")]
+    lines += [f"  {part}: {format_bytes(size)}" for part, size in plan.memory.items()]
+    lines.append(f"Rough time: {_duration(plan.seconds)}")
+    lines += [f"Note: {note}" for note in plan.alg.notes]
+    if plan.peak_memory > plan.max_memory:
+        lines.append("release would REFUSE this configuration: predicted memory exceeds the limit")
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"about {max(seconds, 1):.0f} s"
+    if seconds < 3600:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"

@@ -1,0 +1,147 @@
+"""``dpsynth plan`` and the memory guard of ``release`` (issue 15, item 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dpsynth import plan as plan_mod
+from dpsynth.cli import app
+from dpsynth.config import load_config, parse_bytes
+from dpsynth.errors import ConfigError
+from dpsynth.plan import make_plan
+
+ADULT_CFG = "configs/adult.yaml"
+ADULT = "sample_data/adult.csv"
+
+
+@pytest.fixture(autouse=True)
+def _chdir_root(root, monkeypatch):
+    monkeypatch.chdir(root)
+
+
+def _config(tmp_path: Path, **changes) -> Path:
+    raw = yaml.safe_load(Path(ADULT_CFG).read_text())
+    for key, value in changes.items():
+        raw[key] = value
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return p
+
+
+def test_plan_prints_domain_workload_budget_noise_memory(runner):
+    res = runner.invoke(app, ["plan", "-c", ADULT_CFG, "--rows", "32561"])
+    assert res.exit_code == 0, res.stderr
+    out = res.stdout
+    assert "  age             12\n  workclass       9\n" in out
+    assert "Workload: 105 marginals, 11,279 cells in all, largest 672 cells\n" in out
+    assert "Budget:\n  measure: epsilon 1 split equally over 105 marginals (0.009524 each)\n" in out
+    assert ("Guarantee: 1-differential privacy for one row of the input table, add-remove neighbours; "
+            "n (the row count) is public; the schema, workload and parameters are public\n") in out
+    assert "Rows n: 32,561, as given (--rows); synthetic rows: 32,561\n" in out
+    # Laplace noise of scale 105·1/1 per cell: sd = sqrt(2)·105; an average cell holds 32561/(11279/105) rows.
+    assert ("Noise: standard deviation 148.5 per measured cell (0.00456 of n); an average cell holds 303.1 rows: "
+            "noise comparable to signal\n") in out
+    assert "Predicted peak memory: " in out and "Rough time: about " in out
+    assert res.stderr == ""
+
+
+def test_plan_reads_no_data_only_the_file_size(runner, tmp_path):
+    """A file of the right size but unreadable content plans the same as the real one."""
+    fake = tmp_path / "fake.csv"
+    fake.write_bytes(b"\x00" * Path(ADULT).stat().st_size)
+    a = runner.invoke(app, ["plan", "-c", ADULT_CFG, "-i", ADULT, "--json"])
+    b = runner.invoke(app, ["plan", "-c", ADULT_CFG, "-i", str(fake), "--json"])
+    assert a.exit_code == b.exit_code == 0
+    assert json.loads(a.stdout)["rows"] == json.loads(b.stdout)["rows"]
+    assert json.loads(a.stdout)["rows_source"].startswith("estimated from the input file size (3.4 MB")
+
+
+def test_plan_json_and_assumed_rows(runner):
+    res = runner.invoke(app, ["plan", "-c", ADULT_CFG, "--json"])
+    assert res.exit_code == 0
+    p = json.loads(res.stdout)
+    assert p["rows"] == 100_000 and p["rows_source"] == "assumed (100,000; give --rows N or -i INPUT)"
+    assert p["total_cells"] == 11279 and p["marginals"] == 105
+    assert p["peak_memory_bytes"] == sum(p["memory_bytes"].values())
+
+
+def test_plan_usage_errors(runner):
+    res = runner.invoke(app, ["plan", "-c", ADULT_CFG, "--rows", "0"])
+    assert res.exit_code == 2 and res.stderr == "dpsynth: error: --rows must be >= 1, got 0\n"
+    res = runner.invoke(app, ["plan", "-c", ADULT_CFG, "-i", "nope.csv"])
+    assert res.exit_code == 66 and res.stderr == "dpsynth: error: input file not found: nope.csv\n"
+
+
+def test_issue_case_k5_laplace_refused_before_reading(runner, tmp_path, monkeypatch):
+    """workload.marginals {k: 5} with laplace on Adult (3,003 marginals, 253 M cells): refused, exit 64,
+    before the input is read (the input here is not even a table)."""
+    cfg = _config(tmp_path, workload={"marginals": {"k": 5}}, limits={"max_memory": "2GB"})
+    junk = tmp_path / "junk.csv"
+    junk.write_bytes(b"\x00" * Path(ADULT).stat().st_size)
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(junk), "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 64
+    assert res.stderr == (
+        "dpsynth: error: limits.max_memory: this release is predicted to need 4.0 GB (largest part: exact counts "
+        "cached by the engine, 1.9 GB), more than the limit of 2.0 GB (limits.max_memory); reduce the workload or "
+        "raise limits.max_memory in the config (see dpsynth plan)\n"
+    )
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_default_limit_is_half_the_machine_ram(runner, tmp_path, monkeypatch):
+    monkeypatch.setattr(plan_mod, "machine_memory", lambda: 4 << 30)
+    cfg = _config(tmp_path, workload={"marginals": {"k": 5}})
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", ADULT, "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 64
+    assert res.stderr.endswith(
+        "more than the limit of 2.0 GB (default: 50% of this machine's 4.0 GB RAM); reduce the workload or "
+        "raise limits.max_memory in the config (see dpsynth plan)\n"
+    )
+
+
+def test_marginals_output_counts_in_the_prediction(tmp_path):
+    """--marginals builds a long table of ~110 bytes per cell: the issue's 23.5 GB."""
+    cfg = load_config(_config(tmp_path, workload={"marginals": {"k": 5}}))
+    without = make_plan(cfg, rows=32561).peak_memory
+    with_long = make_plan(cfg, rows=32561, write_marginals=True).peak_memory
+    assert with_long - without == 110 * 253_154_292
+
+
+def test_max_memory_option_and_config_key(runner, tmp_path):
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", ADULT, "-o", str(tmp_path / "o.csv"),
+                              "--max-memory", "lots"])
+    assert res.exit_code == 2
+    assert res.stderr == "dpsynth: error: --max-memory: expected a size such as 4GB or 512MB, got 'lots'\n"
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", ADULT, "-o", str(tmp_path / "o.csv"),
+                              "--max-memory", "10MB"])
+    assert res.exit_code == 64 and "more than the limit of 10.0 MB (limits.max_memory)" in res.stderr
+    bad = _config(tmp_path, limits={"max_memory": -3})
+    res = runner.invoke(app, ["plan", "-c", str(bad)])
+    assert res.exit_code == 64
+    assert res.stderr == "dpsynth: error: limits.max_memory: expected a size such as 4GB or 512MB, got -3\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("4GB", 4 << 30), ("512 MiB", 512 << 20), ("2.5G", int(2.5 * (1 << 30))), (1000, 1000), ("1e6", 10**6),
+])
+def test_parse_bytes(text, expected):
+    assert parse_bytes(text) == expected
+
+
+def test_parse_bytes_rejects():
+    with pytest.raises(ConfigError, match="limits.max_memory: expected a size such as 4GB or 512MB, got '4XB'"):
+        parse_bytes("4XB")
+
+
+@pytest.mark.parametrize("algorithm", ["laplace", "mwem", "dualquery", "ireduct", "twophase", "iresamp"])
+def test_every_algorithm_has_a_predictor(tmp_path, algorithm):
+    params = {"T": 5, "s": 20} if algorithm == "dualquery" else {}
+    cfg = load_config(_config(tmp_path, algorithm={"name": algorithm, "params": params},
+                              workload={"marginals": {"k": 3}}))
+    p = make_plan(cfg, rows=32561)
+    assert p.peak_memory > 100 << 20 and p.alg.stages and p.seconds > 0
+    assert plan_mod.format_plan(p).startswith(f"dpsynth plan: {algorithm}\n")
