@@ -76,6 +76,7 @@ _NOISY_CELL = 8  # float64 noisy counts kept by the algorithm
 _LONG_CELL = 110  # release --marginals: one long-format row per cell (a label per column)
 _TRANSIENT = 4  # arrays of the size of the largest marginal alive at once (float64)
 _IREDUCT_CELL = 136  # iReduct/iResamp: true, noisy, scale and segment arrays over all cells, and temporaries
+_FOURIER_LP_ENTRY = 200  # PuLP: one Python term per (cell, coefficient) of the constraint matrix
 _QUERY_BYTES = 64  # DualQuery: per conjunction, attrs and values (k ints each) plus 4 float arrays
 _QUERY_INT = 16  # DualQuery: per conjunction and literal
 
@@ -337,7 +338,28 @@ def _ireduct_like(name: str) -> Callable[[_Facts], AlgorithmPlan]:
     return predict
 
 
+def _fourier(f: _Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.fourier import coefficient_sensitivity, lp_entries
+
+    p = f.config.params
+    cells, size, entries = lp_entries(f.config.domain, f.config.marginals)
+    measured = max(size - 1, 1)
+    sens = coefficient_sensitivity(measured, f.config.privacy.neighbouring)
+    per_entry = _FOURIER_LP_ENTRY if p.fit == "lp" else 2 * 8
+    return AlgorithmPlan(
+        stages=[("fourier", f"epsilon {f.epsilon:.4g} on {measured:,} Fourier coefficients at once "
+                            f"(L1 sensitivity {sens:g})")],
+        memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+                f"table fit ({p.fit}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
+        seconds=(p.lp_time_limit / 10 if p.fit == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
+        queries=f"{measured:,} Fourier coefficients (the downward closure of {len(f.marginal_cells)} marginals)",
+        noise_sd=math.sqrt(2.0) * sens / f.epsilon, noise_note="per coefficient, not per cell",
+        notes=[f"the LP stops at lp_time_limit = {p.lp_time_limit:g} s"] if p.fit == "lp" else [],
+    )
+
+
 PREDICTORS: dict[str, Callable[[_Facts], AlgorithmPlan]] = {
+    "fourier": _fourier,
     "laplace": _laplace,
     "mwem": _mwem,
     "dualquery": _dualquery,

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from dpsynth import plan as plan_mod
+from dpsynth.algorithms import algorithm_names
 from dpsynth.cli import app
 from dpsynth.config import load_config, parse_bytes
 from dpsynth.errors import ConfigError
@@ -137,11 +138,12 @@ def test_parse_bytes_rejects():
         parse_bytes("4XB")
 
 
-@pytest.mark.parametrize("algorithm", ["laplace", "mwem", "dualquery", "ireduct", "twophase", "iresamp"])
+@pytest.mark.parametrize("algorithm", algorithm_names())
 def test_every_algorithm_has_a_predictor(tmp_path, algorithm):
     params = {"T": 5, "s": 20} if algorithm == "dualquery" else {}
-    cfg = load_config(_config(tmp_path, algorithm={"name": algorithm, "params": params},
-                              workload={"marginals": {"k": 3}}))
+    workload = {"marginals": [["sex", "race"], ["race", "income"]]} if algorithm == "fourier" else {
+        "marginals": {"k": 3}}
+    cfg = load_config(_config(tmp_path, algorithm={"name": algorithm, "params": params}, workload=workload))
     p = make_plan(cfg, rows=32561)
     assert p.peak_memory > 100 << 20 and p.alg.stages and p.seconds > 0
     assert plan_mod.format_plan(p).startswith(f"dpsynth plan: {algorithm}\n")
