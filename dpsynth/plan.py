@@ -347,8 +347,8 @@ def _fourier(f: _Facts) -> AlgorithmPlan:
     sens = coefficient_sensitivity(measured, f.config.privacy.neighbouring)
     per_entry = _FOURIER_LP_ENTRY if p.fit == "lp" else 2 * 8
     return AlgorithmPlan(
-        stages=[("fourier", f"epsilon {f.epsilon:.4g} on {measured:,} Fourier coefficients at once "
-                            f"(L1 sensitivity {sens:g})")],
+        stages=[("fourier", (f"epsilon {f.epsilon:.4g} on {measured:,} Fourier coefficients at once "
+                            f"(L1 sensitivity {sens:g})"))],
         memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
                 f"table fit ({p.fit}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
         seconds=(p.lp_time_limit / 10 if p.fit == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
