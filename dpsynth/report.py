@@ -61,6 +61,16 @@ def _n_statement(config: Config) -> dict:
     }
 
 
+def _basic_note(ledger_dict: dict) -> str:
+    if ledger_dict["epsilon_spent_basic"] == ledger_dict["epsilon_spent"]:
+        return "the guarantee is basic sequential composition: epsilon_spent is the sum of the ledger"
+    return (
+        "epsilon_spent_basic is a LOOSE upper bound (the plain sum of the ledger's charges, basic composition), "
+        f"shown for auditing only; the guarantee is epsilon_spent = {ledger_dict['epsilon_spent']:.4g} "
+        f"under {ledger_dict['composition']} composition"
+    )
+
+
 def _domain(config: Config) -> list[dict]:
     out = []
     for col in config.domain.to_dict():
@@ -112,6 +122,7 @@ def build_report(
                 "description": ledger_dict["composition_description"],
                 "epsilon_spent_basic": ledger_dict["epsilon_spent_basic"],
                 "delta_spent_basic": ledger_dict["delta_spent_basic"],
+                "basic_note": _basic_note(ledger_dict),
             },
             "public_information": [
                 "the configuration: schema (columns, bins, categories), workload, algorithm parameters",

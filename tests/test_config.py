@@ -118,8 +118,36 @@ def test_load_config_missing_and_bad_yaml(tmp_path):
         load_config(tmp_path / "nope.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("schema: [\n")
-    with pytest.raises(ConfigError, match=re.escape(f"{bad}: invalid YAML at line 2")):
+    with pytest.raises(ConfigError, match=re.escape(
+        f"{bad}: invalid YAML at line 2, column 1: expected the node content, but found '<stream end>' "
+        "(while parsing a flow node)"
+    )):
         load_config(bad)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1e-5", 1e-5), ("1e6", 1e6), ("1E+3", 1e3), (".5", 0.5), ("5.", 5.0), ("1_000", 1000), ("-2.5e-3", -2.5e-3),
+    ("1.0e5", 1e5), ("2.5E-1", 0.25), ("1", 1), ("0.1", 0.1),
+])
+def test_yaml_numbers_as_people_write_them(tmp_path, text, value):
+    """Issue 15 item 2: YAML 1.2 / programming-language number spellings load as numbers."""
+    p = tmp_path / "c.yaml"
+    p.write_text(f"x: {text}\ny: '{text}'\n")
+    import yaml
+
+    from dpsynth.config import _Loader
+
+    loaded = yaml.load(p.read_text(), Loader=_Loader)  # noqa: S506
+    assert loaded == {"x": value, "y": text} and type(loaded["x"]) is type(value)
+
+
+def test_duplicate_key_is_an_error(tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("privacy:\n  epsilon: 1.0\n  delta: 0\n  epsilon: 2.0\n")
+    with pytest.raises(ConfigError, match=re.escape(
+        f"{p}: duplicate key 'epsilon' at line 4 (first at line 2); keep one of them"
+    )):
+        load_config(p)
 
 
 def test_shipped_configs_load(root):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
+import threading
 from typing import Annotated
 
 import numpy as np
@@ -22,15 +24,49 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from dpsynth._version import __version__
 from dpsynth.errors import DpsynthError
 
+_CONTEXT = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(
     name="dpsynth",
     help="Differentially private synthetic data with an auditable privacy-budget report.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    context_settings=_CONTEXT,
 )
-schema_app = typer.Typer(help="Schema helpers.", no_args_is_help=True, pretty_exceptions_show_locals=False)
+schema_app = typer.Typer(help="Schema helpers.", no_args_is_help=True, pretty_exceptions_show_locals=False,
+                         context_settings=_CONTEXT)
 app.add_typer(schema_app, name="schema")
+report_app = typer.Typer(help="Read a release's privacy-budget report.", no_args_is_help=True,
+                         pretty_exceptions_show_locals=False, context_settings=_CONTEXT)
+app.add_typer(report_app, name="report")
+
+
+def _one_line_usage_error(exc) -> None:
+    """Command-line mistakes (unknown option, missing value, extra argument) as one line, exit 2."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+    message = " ".join(exc.format_message().split())
+    sys.stderr.write(f"dpsynth: error: {message}{hint}\n")
+
+
+def _flags_without_type(self, ctx):
+    """Flags (--force, --quiet) take no value: show no '<bool>' type in the help."""
+    return None if getattr(self, "is_flag", False) else _option_type(self, ctx)
+
+
+# Typer renders usage errors as a multi-line box and flags with a '<bool>' type; batch logs want one
+# line and the help should not suggest '--force true'.  Both are display hooks of typer 0.2x.
+try:
+    import typer.core
+    import typer.rich_utils
+
+    typer.rich_utils.rich_format_error = _one_line_usage_error
+    _option_type = typer.core.TyperOption.display_type_rich
+    typer.core.TyperOption.display_type_rich = _flags_without_type
+except (ImportError, AttributeError):  # another typer: its own (multi-line) rendering
+    pass
 
 INTERNAL_ERROR = 70
 
@@ -46,11 +82,21 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C so staged outputs are removed."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated
+
+
 def handle_errors(func):
-    """Turn library errors into one-line messages with their exit codes."""
+    """Turn library errors into one-line messages with their exit codes (130 Ctrl-C, 143 SIGTERM)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
         try:
             return func(*args, **kwargs)
         except typer.Exit:
@@ -59,6 +105,11 @@ def handle_errors(func):
             fail(str(exc), exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted; no output was written", 130)
+        except Terminated:
+            fail("terminated (SIGTERM); no output was written", 143)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
         except Exception as exc:  # a bug, not a user mistake: no traceback, no locals
             if os.environ.get("DPSYNTH_DEBUG"):
                 raise
@@ -80,14 +131,23 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[
-        bool | None, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+        bool | None, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = None,
 ) -> None:
     """Differentially private synthetic data with an auditable privacy-budget report."""
 
 
+def check_seed(seed: int | None) -> None:
+    """A seed is a non-negative integer (numpy's rule), checked before any work."""
+    if seed is not None and seed < 0:
+        from dpsynth.errors import UsageError
+
+        raise UsageError(f"--seed must be a non-negative integer, got {seed}")
+
+
 def make_rng(seed: int | None) -> np.random.Generator:
     """The only place a random generator is created: from a seed, or from OS entropy."""
+    check_seed(seed)
     return np.random.default_rng(seed)
 
 

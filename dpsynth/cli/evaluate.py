@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from dpsynth.cli._common import Bar, app, handle_errors, make_rng, stderr_console, string_columns
+from dpsynth.cli._common import Bar, app, check_seed, handle_errors, make_rng, stderr_console, string_columns
 from dpsynth.errors import UsageError
 
 
@@ -25,7 +25,7 @@ def evaluate(
     sample_marginals: Annotated[int | None, typer.Option("--sample-marginals", help="Evaluate this many random k-way marginals per k instead of all.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampled marginals, range queries and CV folds (no privacy role).")] = 0,
     json_out: Annotated[str | None, typer.Option("--json", help="Write the full result as JSON (- for stdout).")] = None,
-    plot: Annotated[str | None, typer.Option("--plot", help="Write a PNG of per-marginal errors and baselines.")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Write a plot of per-marginal errors and baselines (.png, .svg or .pdf, by extension).")] = None,
     sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
     ranges: Annotated[int | None, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none; default 1000).")] = None,
     workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges and conjunctions, as released) instead of all k-way marginals and random ranges.")] = False,
@@ -39,8 +39,9 @@ def evaluate(
     from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
     from dpsynth.nonprivate.evaluate import NOT_PRIVATE, EvalOptions, summary_tables
     from dpsynth.nonprivate.evaluate import evaluate as run_evaluate
-    from dpsynth.nonprivate.plot import evaluation_png
+    from dpsynth.nonprivate.plot import evaluation_plot, plot_format
 
+    check_seed(seed)
     t0 = time.perf_counter()
     console = stderr_console(quiet)
     if workload and (k is not None or ranges is not None):
@@ -54,7 +55,12 @@ def evaluate(
                           release_per_fold=release_per_fold)
     cfg = load_config(config)
     if plot == "-":
-        raise UsageError("--plot cannot be stdout; give a .png path")
+        raise UsageError("--plot cannot be stdout; give a .png, .svg or .pdf path")
+    if plot:
+        try:
+            plot_fmt = plot_format(plot)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     if json_out and plot and json_out == plot:
         raise UsageError("--json and --plot must be different paths")
     for path in (json_out, plot):
@@ -75,8 +81,7 @@ def evaluate(
         if json_out:
             out.add_json(json_out, result)
         if plot:
-            png = evaluation_png(result)
-            out._add(plot, lambda fh: fh.write(png))  # io.OutputSet has no public add for raw bytes yet
+            out.add_bytes(plot, evaluation_plot(result, fmt=plot_fmt, title=_plot_title(synthetic, cfg)))
         out.commit()
     screen = Console(stderr=json_out == "-", highlight=False, width=max(100, Console().width))
     if json_out == "-":
@@ -87,3 +92,17 @@ def evaluate(
         for table in summary_tables(result):
             screen.print(table)
     console.print(f"time (s): read {t_read - t0:.2f}, evaluate {t_eval - t_read:.2f}, write {time.perf_counter() - t_eval:.2f}")
+
+
+def _plot_title(synthetic: str, cfg) -> str:
+    """The synthetic file, and its algorithm and ε from the report next to it (else from the config)."""
+    import json
+
+    report = Path(f"{synthetic}.report.json")
+    try:
+        r = json.loads(report.read_text(encoding="utf-8"))
+        name, eps = r["algorithm"]["name"], r["privacy"]["epsilon_spent"]
+        source = ""
+    except (OSError, ValueError, KeyError, TypeError):
+        name, eps, source = cfg.algorithm, cfg.privacy.epsilon, " (from the config)"
+    return f"{Path(synthetic).name}: {name}, epsilon {eps:.3g}{source}"

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dpsynth.cli._common import Bar, app, handle_errors, make_rng, stderr_console, string_columns
+from dpsynth.cli._common import Bar, app, check_seed, handle_errors, make_rng, stderr_console, string_columns
 from dpsynth.errors import UsageError
 
 
@@ -26,10 +26,11 @@ def release(
     model: Annotated[str | None, typer.Option("--model", help="Also write the released model (docs/model-format.md): draw more rows later with 'dpsynth sample', no data, no budget.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr; warnings and notices still go there.")] = False,
+    silent: Annotated[bool, typer.Option("--silent", help="Nothing on stderr but errors (not even warnings; they stay in the report).")] = False,
     max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
     max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the RAM). See dpsynth plan.")] = None,
-    non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", help="NOT PRIVATE, benchmarking only: run iReduct's Oracle (true counts set the noise scales) on the workload, print its overall error as JSON and write no file.")] = False,
+    non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", hidden=True, help="Moved to: dpsynth oracle.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
 ) -> None:
@@ -39,8 +40,12 @@ def release(
     from dpsynth.pipeline import preflight
     from dpsynth.pipeline import release as run_release
 
+    check_seed(seed)
+    if non_private_oracle:
+        raise UsageError("--non-private-oracle moved to its own command: dpsynth oracle -c CONFIG -i INPUT")
     t0 = time.perf_counter()
-    console = stderr_console(quiet)
+    console = stderr_console(quiet or silent)
+    warn = stderr_console(silent)  # warnings and notices: shown under --quiet, not under --silent
     cfg = load_config(config)
     if max_cells is not None:
         if max_cells < 1:
@@ -56,11 +61,6 @@ def release(
             raise UsageError(str(exc)) from None
     preflight(cfg)
     _check_engine(engine, input, spark_master)
-    if non_private_oracle and cfg.discover is not None:
-        raise UsageError("--non-private-oracle needs a public schema, not schema.discover")
-    if non_private_oracle:
-        _oracle(cfg, input, seed if seed is not None else cfg.seed)
-        return
     if report is None:
         if output == "-":
             raise UsageError("--report is required when the output is stdout (-o -)")
@@ -86,18 +86,18 @@ def release(
     string_cols = string_columns(cfg)
     table = read_table(input, string_columns=string_cols) if engine == "numpy" else None
     t_read = time.perf_counter()
-    with Bar(console, enabled=not quiet and console.is_terminal) as bar:
+    with Bar(console, enabled=not (quiet or silent) and console.is_terminal) as bar:
         if table is None:  # the stream and spark engines read the file themselves
             from dpsynth.pipeline import release_from_source
 
             result = release_from_source(
                 input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
-                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
+                notice=lambda msg: warn.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
             )
         else:
             result = run_release(
                 table, cfg, rng=make_rng(seed), seeded=seed is not None, progress=bar,
-                notice=lambda msg: console.print(f"[yellow]notice:[/] {msg}"),
+                notice=lambda msg: warn.print(f"[yellow]notice:[/] {msg}"),
             )
     del table
     t_alg = time.perf_counter()
@@ -112,23 +112,7 @@ def release(
         if model:
             out.add_bytes(model, result.model.with_report(report_bytes).to_bytes())
         out.commit()
-    _summary(console, result.report, {"read": t_read - t0, "release": t_alg - t_read, "write": time.perf_counter() - t_alg})
-
-
-def _oracle(cfg, input: str, seed: int | None) -> None:
-    """--non-private-oracle: evaluation figures on stdout, a warning on stderr, no file written."""
-    import json
-
-    from dpsynth.data.io import read_table
-    from dpsynth.nonprivate.oracle import oracle_table_figures
-
-    sys.stderr.write(
-        "dpsynth: WARNING: --non-private-oracle is NOT differentially private: the true counts choose the\n"
-        "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
-    )
-    string_cols = string_columns(cfg)
-    figures = oracle_table_figures(read_table(input, string_columns=string_cols), cfg, rng=make_rng(seed))
-    typer.echo(json.dumps(figures))
+    _summary(console, warn, result.report, {"read": t_read - t0, "release": t_alg - t_read, "write": time.perf_counter() - t_alg})
 
 
 def _check_engine(engine: str, input: str, spark_master: str | None) -> None:
@@ -148,11 +132,14 @@ def _replace(cfg, **changes):
     return dataclasses.replace(cfg, **changes)
 
 
-def _summary(console: Console, report: dict, timings: dict[str, float]) -> None:
+def _summary(console: Console, warn: Console, report: dict, timings: dict[str, float]) -> None:
     p = report["privacy"]
     table = Table(title="dpsynth release", show_header=False, title_justify="left")
     table.add_row("algorithm", report["algorithm"]["name"])
-    table.add_row("epsilon spent / requested", f"{p['epsilon_spent']:.6g} / {p['epsilon_requested']:.6g}")
+    table.add_row("epsilon spent / requested", f"{p['epsilon_spent']:.4g} / {p['epsilon_requested']:.4g} (exact figures in the report)")
+    basic = p["composition"]["epsilon_spent_basic"]
+    if basic != p["epsilon_spent"]:
+        table.add_row("epsilon by basic composition", f"{basic:.4g} (a loose upper bound, not the guarantee)")
     table.add_row("delta spent / requested", f"{p['delta_spent']:.3g} / {p['delta_requested']:.3g}")
     table.add_row("composition", p["composition"]["theorem"])
     table.add_row("neighbouring", p["neighbouring"])
@@ -163,4 +150,4 @@ def _summary(console: Console, report: dict, timings: dict[str, float]) -> None:
     table.add_row("time (s)", ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
     console.print(table)
     for w in report["warnings"]:
-        console.print(f"[yellow]warning:[/] {w}")
+        warn.print(f"[yellow]warning:[/] {w}")

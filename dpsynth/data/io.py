@@ -249,8 +249,18 @@ def _table_writer(df: pd.DataFrame, fmt: str) -> Callable[[io.BufferedIOBase], N
     return write
 
 
+def _umask() -> int:
+    """The process umask (reading it means setting it; set it straight back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 class OutputSet:
     """Stage several outputs in temporary files; rename them all into place on :meth:`commit`.
+
+    Final files get the mode any program's new file gets: 0666 minus the umask
+    (``umask 077`` for private outputs).
 
     If anything fails before :meth:`commit` (or during it), every temporary file
     is removed and no final file has been touched, except ones already renamed
@@ -279,6 +289,9 @@ class OutputSet:
     def add_text(self, path: str | Path, text: str) -> None:
         self._add(path, lambda fh: fh.write(text.encode("utf-8")))
 
+    def add_bytes(self, path: str | Path, data: bytes) -> None:
+        self._add(path, lambda fh: fh.write(data))
+
     def _add(self, path: str | Path, writer: Callable) -> None:
         if str(path) == "-":  # spooled to an anonymous temporary file, copied to stdout on commit
             spool = tempfile.TemporaryFile()  # noqa: SIM115  (kept open until commit or discard)
@@ -297,6 +310,7 @@ class OutputSet:
         except OSError as exc:
             raise OutputError(f"cannot create output {p}: {exc.strerror}") from None
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would create it (mkstemp makes 0600)
             with os.fdopen(fd, "wb") as fh:
                 writer(fh)
         except OSError as exc:

@@ -577,9 +577,11 @@ def summary_tables(result: dict) -> list:
             m = (block["metrics"] or {}).get(method, {})
             t.add_row(method, *[fmt(m.get(key)) for key, _ in cols])
         tables.append(t)
-    extra = Table(title="other metrics (the released column: the --marginals file)", title_justify="left")
+    released = bool(result["released_marginals"])
+    extra = Table(title="other metrics" + (" (the released column: the --marginals file)" if released else ""),
+                  title_justify="left")
     extra.add_column("metric")
-    for method in ("released",) + tuple(result["methods"]):
+    for method in (("released",) if released else ()) + tuple(result["methods"]):
         extra.add_column(method, justify="right")
     if _extra_rows(extra, result):
         tables.append(extra)
@@ -611,10 +613,12 @@ def _extra_rows(t, result: dict) -> int:
     methods = result["methods"]
     rows = 0
 
+    with_released = bool(result["released_marginals"])  # the column exists only with --marginals
+
     def row(label: str, values: dict, released=None) -> None:
         nonlocal rows
-        t.add_row(label, "—" if released is None else f"{released:.4g}",
-                  *["inf" if values.get(m) is None else f"{values[m]:.4g}" for m in methods])
+        first = ["—" if released is None else f"{released:.4g}"] if with_released else []
+        t.add_row(label, *first, *["inf" if values.get(m) is None else f"{values[m]:.4g}" for m in methods])
         rows += 1
 
     re_ = result["relative_entropy"]

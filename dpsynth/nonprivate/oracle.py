@@ -2,8 +2,7 @@
 
 Oracle sets each marginal's Laplace scale from the TRUE counts (the allocation
 TwoPhase estimates from noisy ones), so its output is not differentially
-private.  It serves benchmarks and ``dpsynth oracle``/``release
---non-private-oracle``, which print figures and write nothing.
+private.  It serves benchmarks and ``dpsynth oracle``, which prints figures and writes nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sani
                    rng: np.random.Generator) -> dict:
     """NOT PRIVATE: evaluation figures of Oracle on ``workload`` (overall error, Definition 6; scales).
 
-    Used by ``dpsynth release --non-private-oracle``; the figures describe the real data and must
+    Used by ``dpsynth oracle``; the figures describe the real data and must
     never be published as a release.
     """
     true = counts.marginals(workload)

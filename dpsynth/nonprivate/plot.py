@@ -9,16 +9,32 @@ from __future__ import annotations
 
 import io
 
-__all__ = ["evaluation_png"]
+__all__ = ["PLOT_FORMATS", "evaluation_plot", "evaluation_png", "plot_format"]
+
+PLOT_FORMATS = ("png", "svg", "pdf")
 
 _COLORS = {"synthetic": "#1f77b4", "uniform": "#7f7f7f", "zeros": "#d62728", "independent": "#2ca02c"}
 
 
+def plot_format(path: str) -> str:
+    """The plot format chosen by the file extension (png, svg or pdf); ValueError otherwise."""
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    if ext not in PLOT_FORMATS:
+        raise ValueError(f"--plot must end in .png, .svg or .pdf, got '{path}'")
+    return ext
+
+
 def evaluation_png(result: dict, *, dpi: int = 100) -> bytes:
+    """:func:`evaluation_plot` as PNG."""
+    return evaluation_plot(result, fmt="png", dpi=dpi)
+
+
+def evaluation_plot(result: dict, *, fmt: str = "png", title: str | None = None, dpi: int = 100) -> bytes:
     """One panel per k: the per-marginal L1 distances (box plots) of the synthetic rows and the baselines.
 
     With a classifier result, a last panel shows the Naive Bayes accuracies
-    next to the real-table and majority-class references.
+    next to the real-table and majority-class references.  ``title`` (e.g. the
+    synthetic file, algorithm and ε) heads the figure; ``fmt`` is png, svg or pdf.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -37,9 +53,19 @@ def evaluation_png(result: dict, *, dpi: int = 100) -> bytes:
     if not blocks and not clf:
         axes[0].text(0.5, 0.5, "no marginals evaluated", ha="center", va="center")
         axes[0].set_axis_off()
-    fig.suptitle("NOT PRIVATE: computed from the real table", fontsize=9, color="#d62728")
+    heading = "NOT PRIVATE: computed from the real table"
+    fig.suptitle(f"{title}\n{heading}" if title else heading, fontsize=9, color="#d62728")
+    if blocks:
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color="#ff7f0e", label="median"),
+                   Line2D([], [], marker="^", linestyle="", color="#2ca02c", label="mean")]
+        axes[0].legend(handles=handles, loc="upper right", fontsize=8)
+    import matplotlib
+
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # SVG text stays text (searchable, selectable)
+        fig.savefig(buf, format=fmt)
     return buf.getvalue()
 
 

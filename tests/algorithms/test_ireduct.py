@@ -187,7 +187,7 @@ def test_replace_one_charges_two_per_marginal(tiny_raw_config, tiny_table):
 
 
 def test_cli_non_private_oracle_writes_nothing(runner, tmp_path, root):
-    """`release --non-private-oracle`: figures as JSON on stdout, a NOT-private warning, and no file at all."""
+    """`dpsynth oracle`: figures as JSON on stdout, a NOT-private warning, and no file at all."""
     import json
 
     from dpsynth.cli import app
@@ -195,14 +195,18 @@ def test_cli_non_private_oracle_writes_nothing(runner, tmp_path, root):
 
     pums = shared_file("pums", "PUMS.csv")
     out = tmp_path / "never.csv"
-    res = runner.invoke(app, ["release", "-c", str(root / "configs" / "pums.yaml"), "-i", str(pums), "-o", str(out),
-                              "--non-private-oracle", "--seed", "1"])
+    res = runner.invoke(app, ["oracle", "-c", str(root / "configs" / "pums.yaml"), "-i", str(pums), "--seed", "1"])
     assert res.exit_code == 0, res.stderr
     figures = json.loads(res.stdout)
     assert figures["marginals"] == 15 and figures["sanity_bound"] == pytest.approx(0.1)
     assert figures["overall_error"] > 0 and figures["method"].startswith("oracle")
-    assert res.stderr.startswith("dpsynth: WARNING: --non-private-oracle is NOT differentially private")
+    assert res.stderr.startswith("dpsynth: WARNING: dpsynth oracle is NOT differentially private")
     assert list(tmp_path.iterdir()) == []
+    res = runner.invoke(app, ["release", "-c", str(root / "configs" / "pums.yaml"), "-i", str(pums), "-o", str(out),
+                              "--non-private-oracle"])
+    assert res.exit_code == 2
+    assert res.stderr == ("dpsynth: error: --non-private-oracle moved to its own command: "
+                          "dpsynth oracle -c CONFIG -i INPUT\n")
 
 
 @pytest.mark.parametrize("refresh", [0.02, 0.0])

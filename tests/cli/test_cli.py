@@ -44,7 +44,7 @@ def _small_nltcs(tmp_path: Path, rows: int = 300) -> Path:
 def test_release_writes_rows_and_valid_report(runner, tmp_path):
     src = _small_nltcs(tmp_path)
     out = tmp_path / "synth.csv"
-    res = _release(runner, "-c", NLTCS_CFG, "-i", src, "-o", out, "--seed", 3, "--quiet")
+    res = _release(runner, "-c", NLTCS_CFG, "-i", src, "-o", out, "--seed", 3, "--silent")
     assert res.exit_code == 0, res.stderr
     synth = pd.read_csv(out)
     assert list(synth.columns) == [f"a{i}" for i in range(16)] and len(synth) == 300
@@ -53,7 +53,7 @@ def test_release_writes_rows_and_valid_report(runner, tmp_path):
     validate_report(report)
     assert report["privacy"]["epsilon_spent"] == pytest.approx(1.0) and report["privacy"]["epsilon_spent"] <= 1.0
     assert report["randomness"]["source"] == "seeded" and "fixed seed" in report["warnings"][0]
-    assert res.stderr == ""  # --quiet
+    assert res.stderr == ""  # --silent
 
 
 def test_seeded_runs_reproduce_and_unseeded_differ(runner, tmp_path):

@@ -1,0 +1,37 @@
+"""``dpsynth oracle``: NOT PRIVATE, benchmarking only: iReduct's Oracle on the workload (figures, no file)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dpsynth.cli._common import app, check_seed, handle_errors, make_rng, string_columns
+
+
+@app.command()
+@handle_errors
+def oracle(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, workload).")],
+    input: Annotated[str, typer.Option("--input", "-i", help="The REAL table (.csv, .csv.gz, .parquet, or -).")],
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the Oracle's noise (default: the config's seed, else OS entropy).")] = None,
+) -> None:
+    """NOT PRIVATE, benchmarking only: iReduct's Oracle (true counts set the noise scales); prints its error as JSON, writes no file."""
+    from dpsynth.config import load_config
+    from dpsynth.data.io import read_table
+    from dpsynth.nonprivate.oracle import oracle_table_figures
+    from dpsynth.pipeline import preflight
+
+    check_seed(seed)
+    cfg = load_config(config)
+    preflight(cfg)
+    sys.stderr.write(
+        "dpsynth: WARNING: dpsynth oracle is NOT differentially private: the true counts choose the\n"
+        "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
+    )
+    table = read_table(input, string_columns=string_columns(cfg))
+    figures = oracle_table_figures(table, cfg, rng=make_rng(seed if seed is not None else cfg.seed))
+    typer.echo(json.dumps(figures))
