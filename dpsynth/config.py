@@ -346,7 +346,7 @@ def load_config(path: str | Path) -> Config:
     if not p.is_file():
         raise InputMissingError(f"config file not found: {p}")
     try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506  (a SafeLoader subclass)
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not valid UTF-8") from None
     except ConfigError as exc:

@@ -86,12 +86,6 @@ class ReleaseResult:
             cached = self.__dict__["_synthetic"] = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         return cached
 
-    @functools.cached_property
-    def marginals(self) -> pd.DataFrame | None:
-        if not self.released or self.config is None:
-            return None
-        return marginals_table(self.released, self.config)
-
 
 def preflight(config: Config) -> None:
     """Checks that need only the configuration; run before any data is read."""

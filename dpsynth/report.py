@@ -9,15 +9,16 @@ the output size equals it), an input hash, null counts or run times.
 from __future__ import annotations
 
 import json
+import math
 from importlib import resources
 from typing import Any
 
 from dpsynth._version import __version__
 from dpsynth.algorithms import get_algorithm
 from dpsynth.config import Config
-from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.accountant import Ledger, exact_sum
 
-__all__ = ["SCHEMA_VERSION", "build_report", "report_schema", "validate_report"]
+__all__ = ["SCHEMA_VERSION", "build_report", "report_schema", "summarize", "validate_report"]
 
 SCHEMA_VERSION = 1
 _MAX_LISTED_VALUES = 200
@@ -223,3 +224,58 @@ def add_discovery(report: dict[str, Any], discovery, discovery_ledger: Ledger, *
         *discovery.public,
     ]
     return out
+
+
+# ------------------------------------------------------------------- for people
+def _guarantee_lines(p: dict) -> list[str]:
+    """The guarantee under both neighbouring relations (from the report's own figures when present)."""
+    eps, delta = p["epsilon_spent"], p["delta_spent"]
+    both = p.get("guarantees") or p.get("by_neighbouring")
+    if isinstance(both, dict):
+        return [f"- {rel}: {val}" for rel, val in both.items()]
+    d = f", delta {delta:.3g}" if delta else ""
+    if p["neighbouring"] == "add-remove":
+        return [
+            f"- add-remove (adding or removing one row), as configured: epsilon {eps:.4g}{d}",
+            f"- replace-one (changing one row): at most epsilon {2 * eps:.4g}"
+            + (f", delta {delta * (1 + math.exp(eps)):.3g}" if delta else "")
+            + " (a replacement is a removal plus an addition: group privacy for 2 rows)",
+        ]
+    return [
+        f"- replace-one (changing one row), as configured: epsilon {eps:.4g}{d}",
+        "- add-remove: no guarantee follows (under replace-one the row count n is public and unprotected)",
+    ]
+
+
+def summarize(report: dict) -> str:
+    """A Markdown summary of a report for a privacy officer: what, guarantee, budget, public, warnings."""
+    p, alg, out = report["privacy"], report["algorithm"], report["output"]
+    lines = [
+        f"# dpsynth release report (dpsynth {report['tool']['version']})",
+        "",
+        "## What was released",
+        f"- {out['rows']:,} synthetic rows with columns: {', '.join(out['columns'])}",
+        f"- algorithm: {alg['name']}",
+        f"- noisy marginals released: {out['noisy_marginals_released']}",
+        f"- workload: {len(report['workload']['marginals'])} marginals",
+        f"- randomness: {report['randomness']['source']}",
+        "",
+        "## Guarantee",
+        (f"Unit of privacy: {p['privacy_unit']}. Spent epsilon {p['epsilon_spent']:.4g} of {p['epsilon_requested']:.4g}, "
+        f"delta {p['delta_spent']:.3g} of {p['delta_requested']:.3g}, by {p['composition']['theorem']} composition."),
+        *_guarantee_lines(p),
+    ]
+    basic = p["composition"]["epsilon_spent_basic"]
+    if basic != p["epsilon_spent"]:
+        lines.append(f"- basic composition would give epsilon {basic:.4g}: a loose upper bound, not the guarantee")
+    lines += ["", "## Budget per stage", "| stage | mechanism | calls | noisy values | epsilon |", "|---|---|---|---|---|"]
+    stages: dict[tuple[str, str], list] = {}
+    for c in report["ledger"]:
+        stages.setdefault((c["stage"], c["mechanism"]), []).append(c)
+    for (stage, mech), charges in stages.items():
+        total = exact_sum([c["epsilon"] for c in charges])
+        lines.append(f"| {stage} | {mech} | {len(charges)} | {sum(c['count'] for c in charges):,} | {float(total):.4g} |")
+    lines += ["", "## Public (not protected)", *[f"- {x}" for x in p["public_information"]],
+              f"- n: {p['n']['statement']}", "", "## Warnings"]
+    lines += [f"- {w}" for w in report["warnings"]] or ["- none"]
+    return "\n".join(lines) + "\n"

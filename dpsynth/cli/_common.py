@@ -107,9 +107,6 @@ def handle_errors(func):
             fail("interrupted; no output was written", 130)
         except Terminated:
             fail("terminated (SIGTERM); no output was written", 143)
-        finally:
-            if main:
-                signal.signal(signal.SIGTERM, previous)
         except Exception as exc:  # a bug, not a user mistake: no traceback, no locals
             if os.environ.get("DPSYNTH_DEBUG"):
                 raise
@@ -118,6 +115,9 @@ def handle_errors(func):
                 "Rerun with DPSYNTH_DEBUG=1 to see the traceback (it may show private values)",
                 INTERNAL_ERROR,
             )
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 

@@ -117,3 +117,155 @@ def test_quiet_keeps_warnings_and_notices_silent_drops_them(runner, tmp_path):
     assert res.stderr == "notice: ignoring 1 input column(s) not in the schema: note\n" + SEEDED_WARNING
     res = runner.invoke(app, [*args, "-o", str(tmp_path / "s.csv"), "--silent"])
     assert res.exit_code == 0 and res.stderr == ""
+
+
+# ---------------------------------------------------------------- item 7: small things
+def _one_line(res, code: int, message: str) -> None:
+    assert res.exit_code == code, (res.exit_code, res.stderr)
+    assert res.stderr == f"dpsynth: error: {message}\n"
+
+
+def test_negative_seed_is_a_usage_error(runner, tmp_path):
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(_small_nltcs(tmp_path)),
+                              "-o", str(tmp_path / "o.csv"), "--seed", "-1"])
+    _one_line(res, 2, "--seed must be a non-negative integer, got -1")
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_outputs_respect_the_umask(runner, tmp_path, mask, mode):
+    import os
+
+    old = os.umask(mask)
+    try:
+        res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(_small_nltcs(tmp_path)),
+                                  "-o", str(tmp_path / "o.csv"), "--seed", "1", "--silent"])
+    finally:
+        os.umask(old)
+    assert res.exit_code == 0, res.stderr
+    for name in ("o.csv", "o.csv.report.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode
+
+
+def test_version_and_short_help(runner):
+    from dpsynth._version import __version__
+
+    for flag in ("--version", "-V"):
+        res = runner.invoke(app, [flag])
+        assert res.exit_code == 0 and res.stdout == f"dpsynth {__version__}\n"
+    res = runner.invoke(app, ["release", "-h"])
+    assert res.exit_code == 0 and "Usage:" in res.stdout and "--force" in res.stdout
+    assert "<bool>" not in res.stdout  # flags take no value
+
+
+def test_force_with_a_value_is_one_line(runner, tmp_path):
+    src = _small_nltcs(tmp_path)
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(src), "-o", str(tmp_path / "o.csv"),
+                              "--force", "true"])
+    assert res.exit_code == 2
+    assert res.stderr == "dpsynth: error: Got unexpected extra argument(s) (true) (see dpsynth release --help)\n"
+
+
+def _evaluate(runner, tmp_path, *extra):
+    src = _small_nltcs(tmp_path)
+    out = tmp_path / "s.csv"
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(src), "-o", str(out), "--seed", "1", "--silent",
+                              "--force"])
+    assert res.exit_code == 0, res.stderr
+    return runner.invoke(app, ["evaluate", "-c", NLTCS_CFG, "--real", str(src), "--synthetic", str(out),
+                               "--k", "1", "--ranges", "0", "-q", "--force", *extra])
+
+
+@pytest.mark.parametrize(("ext", "magic"), [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+def test_plot_format_by_extension_with_title_and_legend(runner, tmp_path, ext, magic):
+    plot = tmp_path / f"p.{ext}"
+    res = _evaluate(runner, tmp_path, "--plot", str(plot))
+    assert res.exit_code == 0, res.stderr
+    data = plot.read_bytes()
+    assert data.startswith(magic)
+    if ext == "svg":  # text kept as text: the title (file, algorithm, epsilon) and the legend
+        text = data.decode()
+        assert "s.csv: laplace, epsilon 1" in text and ">mean<" in text and ">median<" in text
+
+
+def test_plot_unknown_extension(runner, tmp_path):
+    res = _evaluate(runner, tmp_path, "--plot", str(tmp_path / "p.jpg"))
+    _one_line(res, 2, f"--plot must end in .png, .svg or .pdf, got '{tmp_path / 'p.jpg'}'")
+
+
+def test_evaluate_released_column_only_with_marginals(runner, tmp_path):
+    res = _evaluate(runner, tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert "other metrics" in res.stdout and "released" not in res.stdout
+
+
+def test_summary_rounds_epsilon_and_labels_the_basic_bound(runner, tmp_path):
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(_small_nltcs(tmp_path)),
+                              "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 0
+    assert "1 / 1 (exact figures in the report)" in res.stderr
+    report = json.loads((tmp_path / "o.csv.report.json").read_text())
+    assert report["privacy"]["composition"]["basic_note"] == (
+        "the guarantee is basic sequential composition: epsilon_spent is the sum of the ledger")
+
+
+def test_basic_bound_labelled_loose_when_another_theorem_is_used():
+    from dpsynth.report import _basic_note
+
+    note = _basic_note({"epsilon_spent": 0.96, "epsilon_spent_basic": 68.14, "composition": "zcdp"})
+    assert note == ("epsilon_spent_basic is a LOOSE upper bound (the plain sum of the ledger's charges, basic "
+                    "composition), shown for auditing only; the guarantee is epsilon_spent = 0.96 under zcdp composition")
+
+
+def test_non_private_oracle_moved(runner, tmp_path):
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", "x.csv", "-o", str(tmp_path / "o.csv"),
+                              "--non-private-oracle"])
+    _one_line(res, 2, "--non-private-oracle moved to its own command: dpsynth oracle -c CONFIG -i INPUT")
+    assert "--non-private-oracle" not in runner.invoke(app, ["release", "--help"]).stdout
+    assert "oracle" in runner.invoke(app, ["--help"]).stdout
+
+
+def test_sigterm_exits_143_without_output(tmp_path):
+    import os
+    import signal
+
+    import typer
+
+    from dpsynth.cli._common import handle_errors
+
+    @handle_errors
+    def job():
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    with pytest.raises(typer.Exit) as info:
+        job()
+    assert info.value.exit_code == 143
+    assert signal.getsignal(signal.SIGTERM) is not None
+
+
+# ---------------------------------------------------------------- item 9: report show
+def test_report_show(runner, tmp_path):
+    src = _small_nltcs(tmp_path)
+    res = runner.invoke(app, ["release", "-c", NLTCS_CFG, "-i", str(src), "-o", str(tmp_path / "o.csv"),
+                              "--seed", "1", "--silent"])
+    assert res.exit_code == 0
+    res = runner.invoke(app, ["report", "show", str(tmp_path / "o.csv.report.json")])
+    assert res.exit_code == 0, res.stderr
+    out = res.stdout
+    assert out.startswith("# dpsynth release report")
+    assert "- 300 synthetic rows with columns: a0, a1," in out
+    assert "- add-remove (adding or removing one row), as configured: epsilon 1\n" in out
+    assert "- replace-one (changing one row): at most epsilon 2 (a replacement is a removal plus an addition" in out
+    assert "| measure | discrete-laplace | 120 | 480 | 1 |\n" in out
+    assert "## Public (not protected)\n- the configuration:" in out
+    assert "## Warnings\n- this release was produced with a fixed seed" in out
+
+
+def test_report_show_errors(runner, tmp_path):
+    _one_line(runner.invoke(app, ["report", "show", str(tmp_path / "none.json")]), 66,
+              f"report file not found: {tmp_path / 'none.json'}")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    _one_line(runner.invoke(app, ["report", "show", str(bad)]), 64, f"{bad}: not a dpsynth report (invalid JSON)")
+    bad.write_text('{"schema_version": 1}')
+    res = runner.invoke(app, ["report", "show", str(bad)])
+    assert res.exit_code == 64 and res.stderr.startswith(f"dpsynth: error: {bad}: not a valid dpsynth report")
