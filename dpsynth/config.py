@@ -31,13 +31,13 @@ from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.workload.spec import SECTIONS, Workload, parse_workload
 
 __all__ = [
-    "parse_bytes",
     "DEFAULT_MAX_CELLS",
     "Config",
     "OutputConfig",
     "PrivacyConfig",
     "load_config",
     "params_from_mapping",
+    "parse_bytes",
     "parse_config",
     "with_discovered_schema",
 ]

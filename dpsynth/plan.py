@@ -247,10 +247,7 @@ def _mwem(f: _Facts) -> AlgorithmPlan:
     p = f.config.params
     m = len(f.marginal_cells)
     candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
-    if p.marginal_queries != "none" or f.config.workload_extra.get("ranges"):
-        from dpsynth.workload.ranges import parse_ranges
-
-        candidates += sum(len(rq) for rq in parse_ranges(f.config.workload_extra.get("ranges"), f.config.domain))
+    candidates += sum(len(rq) for rq in f.config.workload.ranges)
     T = effective_iterations(p, candidates)
     f_init = p.init_fraction if p.init == "noisy" else 0.0
     weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T
@@ -289,7 +286,9 @@ def _dualquery(f: _Facts) -> AlgorithmPlan:
     from dpsynth.workload.conjunctions import conjunction_workload
 
     p = f.config.params
-    queries = conjunction_workload(f.config.workload_extra.get("conjunctions"), f.config.domain, f.config.marginals)
+    queries = f.config.workload.conjunctions
+    if queries is None:
+        queries = conjunction_workload(None, f.config.domain, f.config.marginals)
     Q, k = len(queries), queries.k
     stages, notes, T = [], [], p.T or p.max_T
     try:
