@@ -73,6 +73,7 @@ _STREAM_BATCH = 64 * MB  # stream engine: one record batch and its codes
 _OUTPUT_CELL = 27  # int64 codes, the decoded table and the CSV writer, per output cell
 _COUNT_CELL = 8  # int64 exact counts cached by the engine
 _NOISY_CELL = 8  # float64 noisy counts kept by the algorithm
+_PAYLOAD_CELL = 8  # the released model's measurements serialised as .npy for its sha256 (modelfile.py)
 _LONG_CELL = 110  # release --marginals: one long-format row per cell (a label per column)
 _TRANSIENT = 4  # arrays of the size of the largest marginal alive at once (float64)
 _IREDUCT_CELL = 136  # iReduct/iResamp: true, noisy, scale and segment arrays over all cells, and temporaries
@@ -225,6 +226,7 @@ def _marginal_memory(f: _Facts) -> dict[str, int]:
         "noisy marginals": _NOISY_CELL * f.total_cells,
         "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
         "synthesis model": 3 * 8 * f.synth_cap,
+        "released model file payload (its checksum)": _PAYLOAD_CELL * f.total_cells,
     }
 
 
@@ -386,6 +388,7 @@ def make_plan(
     input_path: str | None = None,
     engine: str = "numpy",
     write_marginals: bool = False,
+    max_memory: int | None = None,
 ) -> Plan:
     """The plan of a release of ``config``; reads no data (at most the input file's size)."""
     from dpsynth.models.factored import DEFAULT_MAX_FACTOR_CELLS
@@ -410,8 +413,13 @@ def make_plan(
     memory["synthetic rows"] = _OUTPUT_CELL * out_rows * d
     if write_marginals:
         memory["--marginals long table"] = _LONG_CELL * facts.total_cells
-    limit, limit_source = (config.max_memory, "limits.max_memory") if getattr(config, "max_memory", None) else (
-        default_max_memory(), f"default: {DEFAULT_MEMORY_FRACTION:.0%} of this machine's {format_bytes(machine_memory())} RAM")
+    if max_memory is not None:
+        limit, limit_source = max_memory, "--max-memory"
+    elif config.max_memory is not None:
+        limit, limit_source = config.max_memory, "limits.max_memory"
+    else:
+        limit = default_max_memory()
+        limit_source = f"default: {DEFAULT_MEMORY_FRACTION:.0%} of this machine's {format_bytes(machine_memory())} RAM"
     return Plan(
         columns=list(zip(domain.names, domain.sizes)), domain_cells=full, marginals=len(cells),
         total_cells=facts.total_cells, largest_cells=facts.largest, rows=n, rows_source=source,
@@ -428,7 +436,7 @@ def check_memory(plan: Plan) -> None:
             f"limits.max_memory: this release is predicted to need {format_bytes(plan.peak_memory)} "
             f"(largest part: {biggest}, {format_bytes(plan.memory[biggest])}), more than the limit of "
             f"{format_bytes(plan.max_memory)} ({plan.max_memory_source}); reduce the workload or raise "
-            "limits.max_memory in the config (see dpsynth plan)"
+            "limits.max_memory in the config or --max-memory (see dpsynth plan)"
         )
 
 

@@ -50,12 +50,13 @@ def release(
         if max_cells < 1:
             raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
         cfg = _replace(cfg, max_cells=max_cells)
+    memory_limit = None
     if max_memory is not None:
         from dpsynth.config import parse_bytes
         from dpsynth.errors import ConfigError
 
         try:
-            cfg = _replace(cfg, max_memory=parse_bytes(max_memory, "--max-memory"))
+            memory_limit = parse_bytes(max_memory, "--max-memory")
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
     preflight(cfg)
@@ -80,7 +81,8 @@ def release(
             table_format(path)  # a bad extension is a usage error, before any work
     from dpsynth.plan import check_memory, make_plan
 
-    check_memory(make_plan(cfg, input_path=input, engine=engine, write_marginals=bool(marginals)))
+    check_memory(make_plan(cfg, input_path=input, engine=engine, write_marginals=bool(marginals),
+                           max_memory=memory_limit))
     seed = seed if seed is not None else cfg.seed
     string_cols = string_columns(cfg)
     table = read_table(input, string_columns=string_cols) if engine == "numpy" else None

@@ -86,9 +86,9 @@ def test_issue_case_k5_laplace_refused_before_reading(runner, tmp_path, monkeypa
     res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(junk), "-o", str(tmp_path / "o.csv")])
     assert res.exit_code == 64
     assert res.stderr == (
-        "dpsynth: error: limits.max_memory: this release is predicted to need 4.0 GB (largest part: exact counts "
+        "dpsynth: error: limits.max_memory: this release is predicted to need 5.9 GB (largest part: exact counts "
         "cached by the engine, 1.9 GB), more than the limit of 2.0 GB (limits.max_memory); reduce the workload or "
-        "raise limits.max_memory in the config (see dpsynth plan)\n"
+        "raise limits.max_memory in the config or --max-memory (see dpsynth plan)\n"
     )
     assert not (tmp_path / "o.csv").exists()
 
@@ -100,7 +100,7 @@ def test_default_limit_is_half_the_machine_ram(runner, tmp_path, monkeypatch):
     assert res.exit_code == 64
     assert res.stderr.endswith(
         "more than the limit of 2.0 GB (default: 50% of this machine's 4.0 GB RAM); reduce the workload or "
-        "raise limits.max_memory in the config (see dpsynth plan)\n"
+        "raise limits.max_memory in the config or --max-memory (see dpsynth plan)\n"
     )
 
 
@@ -119,7 +119,7 @@ def test_max_memory_option_and_config_key(runner, tmp_path):
     assert res.stderr == "dpsynth: error: --max-memory: expected a size such as 4GB or 512MB, got 'lots'\n"
     res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", ADULT, "-o", str(tmp_path / "o.csv"),
                               "--max-memory", "10MB"])
-    assert res.exit_code == 64 and "more than the limit of 10.0 MB (limits.max_memory)" in res.stderr
+    assert res.exit_code == 64 and "more than the limit of 10.0 MB (--max-memory)" in res.stderr
     bad = _config(tmp_path, limits={"max_memory": -3})
     res = runner.invoke(app, ["plan", "-c", str(bad)])
     assert res.exit_code == 64

@@ -272,7 +272,7 @@ def test_cli_help_says_not_private(runner):
         (["--k", "1,x"], 2, "--k must be comma-separated integers such as 1,2,3, got '1,x'"),
         (["--k", "0"], 2, "--k must list distinct integers >= 1, got 0"),
         (["--sanity-bound", "0"], 2, "--sanity-bound must be > 0, got 0.0"),
-        (["--plot", "-"], 2, "--plot cannot be stdout; give a .png path"),
+        (["--plot", "-"], 2, "--plot cannot be stdout; give a .png, .svg or .pdf path"),
         (["--target", "nope"], 2, "--target 'nope' is not a column of the config's schema"),
     ],
 )
