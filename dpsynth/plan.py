@@ -24,7 +24,9 @@ coefficient times a public quantity, with the coefficients fitted by
   marginals, MWEM's candidate tables, DualQuery's query arrays), the transient
   arrays of the largest marginal, and the synthesis model (factors capped at
   ``max_factor_cells`` cells);
-* the synthetic rows (codes and the decoded table): bytes per output cell;
+* the synthetic rows (codes and the decoded table): bytes per output cell of one chunk
+  (rows are sampled and written :data:`dpsynth.modelfile.CHUNK_ROWS` at a time);
+* ``release --model``: the model file (its measurements and the zip);
 * ``release --marginals``: the long-format table of the released marginals
   (one row per cell with a label per column).
 
@@ -307,12 +309,12 @@ def _dualquery(f: _Facts) -> AlgorithmPlan:
         "conjunctions (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
         "distinct rows (numpy engine)": 8 * len(f.config.domain) * f.rows,
     }
-    limit = p.solver.time_limit
+    budget = p.time_budget
     return AlgorithmPlan(
-        stages=stages, memory=memory, seconds=T * min(_T_ROUND_DUALQUERY, limit),
+        stages=stages, memory=memory, seconds=min(T * _T_ROUND_DUALQUERY, budget),
         queries=f"{Q:,} conjunctions of {k} literals (and their negations)",
         noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
-        notes=notes + [f"up to {T} x solver.time_limit = {T * limit:,.0f} s when every best response hits the limit"],
+        notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
     )
 
 
@@ -388,6 +390,7 @@ def make_plan(
     input_path: str | None = None,
     engine: str = "numpy",
     write_marginals: bool = False,
+    write_model: bool = False,
     max_memory: int | None = None,
 ) -> Plan:
     """The plan of a release of ``config``; reads no data (at most the input file's size)."""
@@ -410,7 +413,11 @@ def make_plan(
     elif engine == "stream":
         memory["record batch (stream engine)"] = _STREAM_BATCH
     memory.update(alg.memory)
-    memory["synthetic rows"] = _OUTPUT_CELL * out_rows * d
+    from dpsynth.modelfile import CHUNK_ROWS
+
+    memory["synthetic rows (written in chunks)"] = _OUTPUT_CELL * min(out_rows, CHUNK_ROWS) * d
+    if write_model:
+        memory["--model file (measurements and zip)"] = 2 * _PAYLOAD_CELL * facts.total_cells
     if write_marginals:
         memory["--marginals long table"] = _LONG_CELL * facts.total_cells
     if max_memory is not None:

@@ -82,7 +82,7 @@ def release(
     from dpsynth.plan import check_memory, make_plan
 
     check_memory(make_plan(cfg, input_path=input, engine=engine, write_marginals=bool(marginals),
-                           max_memory=memory_limit))
+                           write_model=bool(model), max_memory=memory_limit))
     seed = seed if seed is not None else cfg.seed
     string_cols = string_columns(cfg)
     table = read_table(input, string_columns=string_cols) if engine == "numpy" else None

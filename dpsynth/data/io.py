@@ -289,9 +289,6 @@ class OutputSet:
     def add_text(self, path: str | Path, text: str) -> None:
         self._add(path, lambda fh: fh.write(text.encode("utf-8")))
 
-    def add_bytes(self, path: str | Path, data: bytes) -> None:
-        self._add(path, lambda fh: fh.write(data))
-
     def _add(self, path: str | Path, writer: Callable) -> None:
         if str(path) == "-":  # spooled to an anonymous temporary file, copied to stdout on commit
             spool = tempfile.TemporaryFile()  # noqa: SIM115  (kept open until commit or discard)
