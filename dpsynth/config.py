@@ -280,7 +280,8 @@ def with_discovered_schema(config: Config, schema: Mapping[str, Any], *, epsilon
     (ε, δ) left after discovery (computed by the accountant); the CLI's overrides (max_cells) are kept."""
     raw = {k: v for k, v in (config.raw or {}).items() if k != "schema"}
     raw["privacy"] = {**_mapping(raw.get("privacy"), "privacy"), "epsilon": epsilon, "delta": delta}
-    return replace(parse_config({**raw, "schema": dict(schema)}), max_cells=config.max_cells)
+    return replace(parse_config({**raw, "schema": dict(schema)}), max_cells=config.max_cells,
+                   max_memory=config.max_memory)
 
 
 class _Loader(yaml.SafeLoader):

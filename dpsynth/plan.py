@@ -197,7 +197,7 @@ def _estimated_row_bytes(config: Config) -> float:
 def _rows(config: Config, rows: int | None, input_path: str | None) -> tuple[int, str]:
     if rows is not None:
         return int(rows), "as given (--rows)"
-    if input_path and input_path != "-" and Path(input_path).is_file():
+    if input_path and input_path != "-" and Path(input_path).is_file() and len(config.domain):
         size = Path(input_path).stat().st_size
         per_row = _estimated_row_bytes(config)
         name = input_path.lower()
@@ -379,8 +379,10 @@ def _guarantee(config: Config) -> str:
     kind = f"({p.epsilon:g}, {p.delta:g})-differential privacy" if p.delta > 0 else f"{p.epsilon:g}-differential privacy"
     n = ("n (the row count) is public" if p.n_public or p.neighbouring.value == "replace-one"
          else f"n is private (a noisy count costs epsilon {p.n_epsilon:g})")
-    return (f"{kind} for one row of the input table, {p.neighbouring.value} neighbours; {n}; "
-            "the schema, workload and parameters are public")
+    public = ("the schema is learned from the data by charged mechanisms (schema.discover); the workload and "
+              "parameters are public" if getattr(config, "discover", None) is not None
+              else "the schema, workload and parameters are public")
+    return f"{kind} for one row of the input table, {p.neighbouring.value} neighbours; {n}; {public}"
 
 
 def make_plan(
@@ -405,7 +407,17 @@ def make_plan(
     facts = _Facts(config=config, rows=n, marginal_cells=cells, total_cells=int(sum(cells)),
                    largest=max(cells, default=0), synth_cap=min(DEFAULT_MAX_FACTOR_CELLS, full), epsilon=eps,
                    sensitivity=config.privacy.neighbouring.histogram_l1)
-    alg = PREDICTORS[config.algorithm](facts)
+    if getattr(config, "discover", None) is not None:  # the domain is learned at release time
+        alg = AlgorithmPlan(
+            stages=[("discover", f"epsilon {config.discover.epsilon:g} for schema discovery (schema.discover)"),
+                    ("release", "the rest, split as the algorithm does once the schema is known")],
+            memory={}, seconds=0.0, queries="unknown until the schema is discovered", noise_sd=None,
+            noise_note="unknown until the schema is discovered",
+            notes=[("schema.discover: the domain and workload are learned at release time, so this plan (and "
+                   "the memory guard) covers only what is known now; plan the discovered schema.yaml again")],
+        )
+    else:
+        alg = PREDICTORS[config.algorithm](facts)
     d = len(domain)
     memory = {"interpreter and libraries": _BASE + (_BASE_DUALQUERY if config.algorithm == "dualquery" else 0)}
     if engine == "numpy":
@@ -450,7 +462,7 @@ def check_memory(plan: Plan) -> None:
 def format_plan(plan: Plan) -> str:
     """The plan as plain text for people."""
     lines = [f"dpsynth plan: {plan.algorithm}", "", "Columns (domain size):"]
-    width = max(len(n) for n, _ in plan.columns)
+    width = max((len(n) for n, _ in plan.columns), default=0)
     lines += [f"  {name:<{width}}  {size}" for name, size in plan.columns]
     lines += [
         f"  full domain: {plan.domain_cells:.3g} cells",
