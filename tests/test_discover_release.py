@@ -118,7 +118,6 @@ def test_cli_release_with_discovery(runner, tmp_path, adult):
 def test_cli_refuses_the_oracle_with_discovery(runner, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
-    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", "sample_data/adult.csv", "-o", str(tmp_path / "s.csv"),
-                              "--non-private-oracle"])
+    res = runner.invoke(app, ["oracle", "-c", str(cfg), "-i", "sample_data/adult.csv"])
     assert res.exit_code == 2
-    assert res.stderr == "dpsynth: error: --non-private-oracle needs a public schema, not schema.discover\n"
+    assert res.stderr == "dpsynth: error: dpsynth oracle needs a public schema, not schema.discover\n"

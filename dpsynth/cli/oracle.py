@@ -27,6 +27,10 @@ def oracle(
 
     check_seed(seed)
     cfg = load_config(config)
+    if cfg.discover is not None:
+        from dpsynth.errors import UsageError
+
+        raise UsageError("dpsynth oracle needs a public schema, not schema.discover")
     preflight(cfg)
     sys.stderr.write(
         "dpsynth: WARNING: dpsynth oracle is NOT differentially private: the true counts choose the\n"
