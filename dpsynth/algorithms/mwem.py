@@ -29,7 +29,9 @@ largest sensitivity of the candidate classes present.
 measurements so far after each round (0 = Figure 1); ``init: noisy`` spends
 ``init_fraction`` of ε on the 1-way marginals and starts from their product
 (the paper's "noisy count for each element of the domain" is infeasible on
-large domains: see docs/mwem.md).  ``reselect: false`` (default) removes
+large domains: see docs/mwem.md); ``init: cells`` is that per-cell
+initialisation, for domains within ``max_factor_cells`` (checked before any
+data is read).  ``reselect: false`` (default) removes
 measured queries from the candidates.
 
 Budget (``accounting: pure``, default): ε after the row count is split into
@@ -64,7 +66,7 @@ from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
 from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
 
-__all__ = ["Params", "composition", "parse_params", "run"]
+__all__ = ["Params", "composition", "parse_params", "preflight", "run"]
 
 _P = "algorithm.params"
 
@@ -76,7 +78,7 @@ class Params:
     iterations: int | None = None  # None: DEFAULT_ITERATIONS, or fewer when there are fewer candidates
     mw_passes: int = 20
     select_fraction: float = 0.5
-    init: Literal["uniform", "noisy"] = "noisy"
+    init: Literal["uniform", "noisy", "cells"] = "noisy"
     init_fraction: float = 0.2
     max_factor_cells: int = 250_000
     bias_cells: bool = False
@@ -264,7 +266,7 @@ class _Budget:
     def __init__(self, ctx: AlgorithmContext, params: Params, T: int):
         self.ctx, self.zcdp = ctx, params.accounting == "zcdp"
         d = len(ctx.domain)
-        f_init = params.init_fraction if params.init == "noisy" else 0.0
+        f_init = params.init_fraction if params.init != "uniform" else 0.0
         per_round = (1.0 - f_init) / T
         weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * T
         if self.zcdp:
@@ -276,7 +278,10 @@ class _Budget:
             parts = [avail * w for w in weights]
         else:
             parts = split_budget(ctx.ledger.remaining(), weights)
-        self.init = split_budget(parts[0], [1.0] * d) if f_init > 0 else []
+        if params.init == "cells":  # one measurement of the full table (§2.3.2)
+            self.init = [parts[0]]
+        else:
+            self.init = split_budget(parts[0], [1.0] * d) if f_init > 0 else []
         self.select = parts[1::2]
         self.measure = parts[2::2]
 
@@ -304,11 +309,13 @@ class _Budget:
 
 # ---------------------------------------------------------------------------- run
 def _initial_model(ctx, params, budget, *, rng):
-    """A₀: uniform, or the product of the noisy 1-way marginals (charged)."""
+    """A₀: uniform, the product of the noisy 1-way marginals, or the noisy full table (charged)."""
     sizes, n = ctx.domain.sizes, ctx.n
     if params.init == "uniform":
         return FactoredModel(sizes, n, max_factor_cells=params.max_factor_cells), [], []
     h1, h2 = ctx.neighbouring.histogram_l1, ctx.neighbouring.histogram_l2
+    if params.init == "cells":
+        return _cells_model(ctx, params, budget, rng=rng)
     released, measurements, starts = [], [], []
     for a, part in enumerate(budget.init):  # loop over columns
         noisy, scale = budget.noisy(ctx.counts.marginal((a,)), part, h1, h2, rng=rng, stage="mwem-init",
@@ -322,6 +329,44 @@ def _initial_model(ctx, params, budget, *, rng):
         starts.append(uniform + soft_threshold(m.values - uniform, m.tolerance))
     model = FactoredModel.independent(sizes, n, starts, max_factor_cells=params.max_factor_cells)
     return model, released, measurements
+
+
+def _cells_model(ctx, params, budget, *, rng):
+    """§2.3.2's initialisation: "a noisy count for each element of the domain" — one Laplace (or
+    Gaussian) measurement of the full contingency table at histogram sensitivity; A₀ is that table,
+    clipped at 0, normalised to n and mixed with weight 10⁻³ of uniform (as the 1-way start), as one
+    factor over all attributes.  :func:`preflight` guarantees the domain fits ``max_factor_cells``."""
+    sizes, n = ctx.domain.sizes, ctx.n
+    every = tuple(range(len(sizes)))
+    noisy, scale = budget.noisy(ctx.counts.marginal(every), budget.init[0], ctx.neighbouring.histogram_l1,
+                                ctx.neighbouring.histogram_l2, rng=rng, stage="mwem-init",
+                                measured=f"full table ({ctx.domain.cells()} cells)")
+    noisy = np.asarray(noisy, dtype=float)
+    m = _measurement(every, noisy, None, scale, params, n, budget.zcdp)
+    cells = noisy.size
+    start = np.clip(n / cells + soft_threshold(m.values - n / cells, m.tolerance), 0.0, None).reshape(-1)
+    p = start / start.sum() if start.sum() > 0 else np.full(cells, 1.0 / cells)
+    model = FactoredModel(sizes, n, max_factor_cells=params.max_factor_cells)
+    index = model.merge(every)  # merge first: it replaces model.factors
+    factor = model.factors[index]
+    factor.probs = ((1.0 - _MIX) * p + _MIX / cells).reshape(sizes)
+    factor.changed()
+    released = [NoisyMarginal(every, noisy, scale, "gaussian" if budget.zcdp else "laplace")]
+    return model, released, [m]
+
+
+def preflight(domain, marginals, params: Params) -> None:
+    """``init: cells`` needs the full domain in one factor: refuse it from the schema alone."""
+    if params.init == "cells" and domain.cells() > params.max_factor_cells:
+        raise ConfigError(
+            f"{_P}.init: 'cells' measures every cell of the full domain ({domain.cells()} cells), more than "
+            f"max_factor_cells ({params.max_factor_cells}); use init: noisy (the 1-way marginals) or raise "
+            "max_factor_cells"
+        )
+
+
+_MIX = 1e-3
+"""Weight of the uniform distribution in the full-table start (as the 1-way start's, models.factored)."""
 
 
 def _measurement(attrs, values, queries, scale, params, n, gaussian) -> Measurement:
@@ -492,7 +537,9 @@ SPEC = AlgorithmSpec(
     run=run,
     composition=composition,
     workload=frozenset({"marginals", "ranges"}),
-    audit_params=({}, {"accounting": "zcdp"}, {"marginal_queries": "cells"}, {"output": "average"}),
+    audit_params=({}, {"accounting": "zcdp"}, {"marginal_queries": "cells"}, {"output": "average"},
+                  {"init": "cells"}),
     releases_marginals=False,
+    preflight=preflight,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
 )

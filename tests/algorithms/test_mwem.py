@@ -61,7 +61,7 @@ def small():
     ({"select_fraction": 1.0}, "algorithm.params.select_fraction: must be in (0, 1), got 1.0"),
     ({"init_fraction": 0}, "algorithm.params.init_fraction: must be in (0, 1), got 0.0"),
     ({"max_factor_cells": 0}, "algorithm.params.max_factor_cells: must be >= 1, got 0"),
-    ({"init": "zeros"}, "algorithm.params.init: must be one of uniform, noisy, got 'zeros'"),
+    ({"init": "zeros"}, "algorithm.params.init: must be one of uniform, noisy, cells, got 'zeros'"),
     ({"passes": 3}, "algorithm.params.passes: unknown key"),
     ({"tolerance": -0.5}, "algorithm.params.tolerance: must be >= 0, got -0.5"),
     ({"accounting": "rdp"}, "algorithm.params.accounting: must be one of pure, zcdp, got 'rdp'"),
@@ -339,3 +339,42 @@ def test_fit_exposes_the_model_and_released_marginals(small):
     avg = sum(s.project((0, 1)) for s in res.snapshots) / 3
     np.testing.assert_allclose(res.project((0, 1)), avg, rtol=0, atol=1e-9)
     assert res.project((0, 1)).sum() == pytest.approx(400.0, abs=1e-9)
+
+
+# ------------------------------------------------------- §2.3.2: a noisy count for each element of the domain
+def test_init_cells_measures_the_full_table_once(small):
+    domain, codes, workload = small
+    ctx = _ctx(domain, codes, workload, epsilon=1.0)
+    params = mwem.parse_params({"init": "cells", "iterations": 3})
+    mwem.fit(ctx, params, rng=np.random.default_rng(0))
+    (init,) = [c for c in ctx.ledger.charges if c.stage == "mwem-init"]
+    assert init.count == domain.cells() and init.sensitivity == 1.0
+    assert init.epsilon == pytest.approx(0.2) and init.measured == f"full table ({domain.cells()} cells)"
+
+
+def test_init_cells_starts_from_the_noisy_table(small):
+    """At ε = 10⁶ the Laplace noise on each cell has scale 1/(0.2·10⁶) = 5·10⁻⁶ (sd 7·10⁻⁶), so A₀ is the
+    true table mixed with 10⁻³ of uniform up to 10⁻⁴ per cell (14 sd: false failure < 10⁻⁴⁰ per cell)."""
+    domain, codes, workload = small
+    ctx = _ctx(domain, codes, workload, epsilon=1e6)
+    params = mwem.parse_params({"init": "cells"})
+    model, released, measurements = mwem._initial_model(ctx, params, mwem._Budget(ctx, params),
+                                                        rng=np.random.default_rng(1))
+    every = tuple(range(len(domain)))
+    true = ArrayCounts(codes, domain).marginal(every)
+    expected = (1 - 1e-3) * true + 1e-3 * len(codes) / domain.cells()
+    np.testing.assert_allclose(model.project(every), expected, atol=1e-4)
+    assert len(released) == len(measurements) == 1 and released[0].attrs == every
+
+
+def test_init_cells_refused_when_the_domain_exceeds_the_factor_cap():
+    raw = {"schema": {"columns": {f"c{i}": {"type": "categorical", "categories": [0, 1]} for i in range(5)}},
+           "privacy": {"epsilon": 1.0},
+           "algorithm": {"name": "mwem", "params": {"init": "cells", "max_factor_cells": 16, "iterations": 2}},
+           "workload": {"marginals": {"k": 2}}}
+    from dpsynth.pipeline import preflight
+
+    with pytest.raises(ConfigError, match=re.escape(
+            "algorithm.params.init: 'cells' measures every cell of the full domain (32 cells), more than "
+            "max_factor_cells (16); use init: noisy (the 1-way marginals) or raise max_factor_cells")):
+        preflight(parse_config(raw))
