@@ -358,7 +358,7 @@ def test_init_cells_starts_from_the_noisy_table(small):
     domain, codes, workload = small
     ctx = _ctx(domain, codes, workload, epsilon=1e6)
     params = mwem.parse_params({"init": "cells"})
-    model, released, measurements = mwem._initial_model(ctx, params, mwem._Budget(ctx, params),
+    model, released, measurements = mwem._initial_model(ctx, params, mwem._Budget(ctx, params, 20),
                                                         rng=np.random.default_rng(1))
     every = tuple(range(len(domain)))
     true = ArrayCounts(codes, domain).marginal(every)
