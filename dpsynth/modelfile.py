@@ -143,8 +143,8 @@ class ReleasedModel:
         release = {
             "source": self.source,
             "model": header,
-            "measurements": [{"attrs": [names[a] for a in m.attrs], "scale": float(m.scale)}
-                             for m in self.measurements],
+            "measurements": [{"attrs": [names[a] for a in m.attrs], "scale": float(m.scale),
+                              "noise": getattr(m, "noise", "laplace")} for m in self.measurements],
             "privacy": self.privacy,
             "ledger": self.ledger,
         }
@@ -292,10 +292,12 @@ def _build(entries: dict[str, bytes], manifest: dict, name: str) -> ReleasedMode
     for i, m in enumerate(release["measurements"]):
         attrs = config.domain.indices(m["attrs"])
         values = _read_npy(entries[f"arrays/measurements/{i}.npy"])
-        scale = m["scale"]
+        scale, noise = m["scale"], m["noise"]
         if values.shape != config.domain.shape(attrs) or not (isinstance(scale, (int, float)) and math.isfinite(scale)):
             raise ValueError(f"measurement {i} does not match its marginal")
-        measurements.append(NoisyMarginal(tuple(attrs), values, float(scale)))
+        if noise not in ("laplace", "gaussian"):
+            raise ValueError(f"measurement {i} has an unknown noise distribution")
+        measurements.append(NoisyMarginal(tuple(attrs), values, float(scale), noise))
     n_arrays = sum(k.startswith("arrays/measurements/") for k in entries)
     if n_arrays != len(measurements):
         raise ValueError("unexpected measurement arrays")
