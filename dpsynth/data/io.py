@@ -25,7 +25,7 @@ import pandas as pd
 
 from dpsynth.errors import DataError, InputMissingError, OutputError, UsageError
 
-__all__ = ["OutputSet", "check_output_path", "json_bytes", "read_table", "table_format"]
+__all__ = ["OutputSet", "check_output_path", "json_bytes", "prefetch", "read_table", "table_format"]
 
 _FORMATS = {".csv": "csv", ".gz": "csv.gz", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -171,6 +171,53 @@ def json_bytes(obj) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n").encode("utf-8")
 
 
+def prefetch(items: Iterable, depth: int = 2):
+    """Iterate ``items`` computed by a background thread, up to ``depth`` ahead (same order, same values).
+
+    Producing a chunk (sampling, decoding: NumPy) and writing the previous one (Arrow, zlib) both
+    release the GIL for most of their work, so the two overlap on a multi-core machine.  An
+    exception in the producer is re-raised here; memory grows by ``depth`` chunks at most.
+    """
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(entry) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((True, done))
+        except BaseException as exc:  # noqa: BLE001  (handed to the consumer, which re-raises it)
+            put((False, exc))
+
+    worker = threading.Thread(target=produce, name="dpsynth-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = q.get()
+            if not ok:
+                raise item
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
 def _chunked_writer(chunks: Iterable, fmt: str) -> Callable[[io.BufferedIOBase], None]:
     """Write decoded chunks (objects with ``to_pandas()`` and ``to_arrow()``, e.g.
     :class:`dpsynth.data.discretize.Decoded`) one at a time: memory bounded by a chunk.
@@ -189,8 +236,7 @@ def _chunked_writer(chunks: Iterable, fmt: str) -> Callable[[io.BufferedIOBase],
 
             writer = None
             try:
-                for chunk in chunks:
-                    table = chunk.to_arrow()
+                for table in prefetch(chunk.to_arrow() for chunk in chunks):
                     if writer is None:
                         dict_cols = [f.name for f in table.schema if str(f.type).startswith("dictionary")]
                         writer = pq.ParquetWriter(fh, table.schema, store_schema=False, use_dictionary=dict_cols)
@@ -201,8 +247,8 @@ def _chunked_writer(chunks: Iterable, fmt: str) -> Callable[[io.BufferedIOBase],
             return
         sink = gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, compresslevel=6) if fmt == "csv.gz" else fh
         try:
-            for i, chunk in enumerate(chunks):
-                sink.write(_csv_chunk(chunk, header=i == 0))
+            for data in prefetch(_csv_chunk(chunk, header=i == 0) for i, chunk in enumerate(chunks)):
+                sink.write(data)
         finally:
             if sink is not fh:
                 sink.close()
