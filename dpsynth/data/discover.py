@@ -33,7 +33,9 @@ categorical)):
    :func:`dpsynth.privacy.selection.quantile_mechanism`) on about 1000 round
    public points between the bounds.  An integral column whose bounds span at
    most ``2·bins`` values becomes an ``integer`` column (one value per integer:
-   treated like categories, no further budget).
+   treated like categories, no further budget); a column hinted ``integer``
+   whose learned bounds span more than ``max(2·bins, max_categories)`` values is
+   binned instead.
 
 The schema has ``unknown: other``: values outside the released categories go
 to the other-bucket and numbers outside the bounds are clamped to the end bins.
@@ -364,10 +366,14 @@ class _Column:
         if integral:
             lo, hi = math.ceil(lo), math.floor(hi)
             hi = max(hi, lo + 1)
-        if kind == "integer" or (integral and h.bins is None and hi - lo + 1 <= 2 * bins):
+        values = hi - lo + 1
+        too_wide = kind == "integer" and h.lower is None and values > max(2 * bins, self.spec.max_categories)
+        if (kind == "integer" and not too_wide) or (integral and h.bins is None and values <= 2 * bins):
             if kind != "integer":
                 self.learned.append("integer type: few values between the bounds, one per integer")
             return {"type": "integer", "lower": int(lo), "upper": int(hi)}
+        if too_wide:
+            self.learned.append(f"{int(values)} integers between the learned bounds: binned (numeric, integer: true)")
         if self.spec.edges == "equal" or bins == 1:
             edges = np.linspace(lo, hi, bins + 1)
             if integral:

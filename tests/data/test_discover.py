@@ -232,3 +232,16 @@ def test_every_discovery_draw_has_its_ledger_entry(monkeypatch):
     for (mech, info), charge in zip(calls, ledger.charges):
         assert charge.mechanism == mech and charge.stage == info["stage"] == "discover"
         assert charge.sensitivity == info["sensitivity"] and charge.epsilon == info["epsilon"]
+
+
+def test_integer_hint_with_a_wide_learned_range_is_binned():
+    table = pd.DataFrame({"n": np.random.default_rng(0).integers(0, 100_000, size=5000)})
+    found, _ = _discover(table, {"epsilon": 5.0, "max_categories": 50,
+                                 "columns": {"n": {"type": "integer", "missing": "error"}}})
+    spec = found.schema["columns"]["n"]
+    assert spec["type"] == "numeric" and spec["integer"] is True and len(spec["edges"]) <= 11
+    assert found.columns["n"]["learned"][-2].endswith("binned (numeric, integer: true)")
+    small = pd.DataFrame({"n": np.random.default_rng(0).integers(3, 9, size=5000)})
+    found, _ = _discover(small, {"epsilon": 5.0, "columns": {"n": {"type": "integer", "missing": "error"}}})
+    # values 3..8 fall in the public buckets [3, 5), [5, 7), [7, 10): bounds are the outer bucket edges
+    assert found.schema["columns"]["n"] == {"type": "integer", "lower": 3, "upper": 9, "missing": "error"}
