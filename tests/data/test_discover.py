@@ -245,3 +245,33 @@ def test_integer_hint_with_a_wide_learned_range_is_binned():
     found, _ = _discover(small, {"epsilon": 5.0, "columns": {"n": {"type": "integer", "missing": "error"}}})
     # values 3..8 fall in the public buckets [3, 5), [5, 7), [7, 10): bounds are the outer bucket edges
     assert found.schema["columns"]["n"] == {"type": "integer", "lower": 3, "upper": 9, "missing": "error"}
+
+
+def test_schema_depends_on_the_data_only_through_mechanism_outputs(monkeypatch):
+    """Two tables that are NOT neighbours (very different null, text and value counts, another numeric range)
+    but observe the same set of category labels: with the first run's noisy outputs fed to the second
+    (recorder replay; sensitivities are not checked here), the schemas and the per-column notes are identical.
+    A decision taken on a true count (nulls, type, integrality, bounds, kept categories) would differ."""
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"c": ["x"] * 2500 + ["y"] * 1500 + [None] * 1000,
+                      "v": np.concatenate([rng.uniform(0, 100, 4000), rng.integers(0, 9, 1000)]).astype(str)})
+    b = pd.DataFrame({"c": ["x"] * 300 + ["y"] * 4690 + [None] * 10,
+                      "v": np.concatenate([rng.integers(5000, 9000, 4990), ["oops"] * 10]).astype(object)})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 0.5, "delta": 1e-6}
+    found, _ = _discover(a, raw, seed=4)
+    coupling.mode = "replay"
+    found2, _ = _discover(b, raw, seed=4)
+    assert coupling.i == len(coupling.calls) > 4
+    assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_delta_is_split_between_the_columns_that_may_be_categorical():
+    """Each column that may need partition selection gets δ/c′ (c′ fixed before looking at the data); the
+    partition selections of two categorical columns together stay within δ."""
+    table = _table().assign(shade=lambda t: t["colour"].map({"red": "dark", "green": "light", "blue": "dark"}))
+    _, ledger = _discover(table, {"epsilon": 2.0, "delta": 1e-6})
+    ps = [c for c in ledger.charges if c.mechanism == "partition-selection"]
+    assert len(ps) == 2 and all(c.delta == pytest.approx(1e-6 / 5) for c in ps)
+    assert sum((Fraction(c.delta) for c in ledger.charges), Fraction(0)) <= Fraction(1e-6)
