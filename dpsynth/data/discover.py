@@ -15,8 +15,9 @@ categorical)):
    4-cell histogram (null, integral, fractional, text) with discrete Laplace
    noise.  Text above 4 noise scales and 1% of the noisy non-null total makes
    the column categorical; a noisy null count above 2 scales declares
-   ``missing: category``; a noisy fractional count within 4 scales of zero
-   makes it integral.  (A column with fewer nulls than that gets
+   ``missing: category``; a noisy fractional count under 4 scales or 10% of
+   the numbers makes it integral (over 4 scales it is binned, never an
+   ``integer`` column, which would refuse fractional values).  (A column with fewer nulls than that gets
    ``missing: error`` and the release refuses its nulls: hint
    ``missing: category``.)
 2. **categorical**: partition selection (threshold from δ_c) over the observed
@@ -75,10 +76,12 @@ DEFAULT_RANGE = (-1e9, 1e9)
 KIND_SHARE, BOUNDS_SHARE = 0.3, 0.3
 """Shares of a column's ε: the kind histogram, then the bounds (of the rest); bins get what remains."""
 
-KIND_CUT, NULL_CUT = 4.0, 2.0
+KIND_CUT, NULL_CUT, FRACTION_SHARE = 4.0, 2.0, 0.1
 """Text or fractional values count as present when their noisy count exceeds KIND_CUT noise scales (a false
 positive from a zero count has probability e^-4/2 < 1%); nulls when it exceeds NULL_CUT scales (e^-2/2 = 7%:
-an unneeded null value costs one cell, a missed one makes the release refuse the table)."""
+an unneeded null value costs one cell, a missed one makes the release refuse the table).  A numeric column is
+integral (decoded to integers) unless its noisy fractional count exceeds both KIND_CUT scales and
+FRACTION_SHARE of its numbers; when it exceeds KIND_CUT scales it is binned, never an integer column."""
 
 BUCKET_MISS = 0.01
 """Probability that some empty logarithmic bucket passes the cut and widens the bounds."""
@@ -303,6 +306,7 @@ class _Column:
         self.name, self.hint, self.profile, self.ledger, self.rng, self.spec = name, hint, profile, ledger, rng, spec
         self.l1 = neighbouring.histogram_l1
         self.learned: list[str] = []
+        self.fractions = False
 
     def run(self, eps: float, delta: float) -> dict:
         h = self.hint
@@ -335,7 +339,8 @@ class _Column:
             missing = "category" if null > NULL_CUT * self.l1 / eps else "error"
             self.learned.append(f"missing: {missing} (noisy null count)")
         if integral is None and kind != "categorical":
-            integral = frac <= cut
+            integral = frac <= max(cut, FRACTION_SHARE * (whole + frac))
+            self.fractions = frac > cut  # some fractional values may exist: bin, never an integer column
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
         return kind, missing, integral
 
@@ -368,7 +373,11 @@ class _Column:
             hi = max(hi, lo + 1)
         values = hi - lo + 1
         too_wide = kind == "integer" and h.lower is None and values > max(2 * bins, self.spec.max_categories)
-        if (kind == "integer" and not too_wide) or (integral and h.bins is None and values <= 2 * bins):
+        few = integral and h.bins is None and values <= 2 * bins
+        if few and self.fractions and kind != "integer":  # one bin per integer that also holds fractions
+            self.learned.append("few integers between the bounds: one bin around each (fractions may exist)")
+            return {"type": "numeric", "edges": [_plain(e) for e in np.arange(lo, hi + 2) - 0.5], "integer": True}
+        if (kind == "integer" and not too_wide) or few:
             if kind != "integer":
                 self.learned.append("integer type: few values between the bounds, one per integer")
             return {"type": "integer", "lower": int(lo), "upper": int(hi)}

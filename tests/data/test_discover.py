@@ -275,3 +275,14 @@ def test_delta_is_split_between_the_columns_that_may_be_categorical():
     ps = [c for c in ledger.charges if c.mechanism == "partition-selection"]
     assert len(ps) == 2 and all(c.delta == pytest.approx(1e-6 / 5) for c in ps)
     assert sum((Fraction(c.delta) for c in ledger.charges), Fraction(0)) <= Fraction(1e-6)
+
+
+def test_small_integral_range_with_possible_fractions_gets_one_bin_per_integer():
+    """A 0/1 column with a few fractional values: integral (under 10% fractions) but not an integer column
+    (which would refuse the fractions): one bin around each integer, decoded to integers."""
+    table = pd.DataFrame({"f": np.r_[np.zeros(3000), np.ones(2000), np.full(60, 0.5)].astype(str)})
+    found, _ = _discover(table, {"epsilon": 5.0, "columns": {"f": {"type": "numeric", "missing": "error"}}})
+    spec = found.schema["columns"]["f"]
+    assert spec == {"type": "numeric", "edges": [-0.5, 0.5, 1.5], "integer": True, "missing": "error"}
+    cfg = parse_config(_as_config(found.schema))
+    assert np.bincount(encode(table, cfg.domain, unknown=cfg.unknown)[:, 0]).tolist() == [3000, 2060]  # 0.5 is in [0.5, 1.5)
