@@ -252,6 +252,8 @@ def model_from_bytes(data: bytes, name: str = "model") -> ReleasedModel:
 
 
 def _one_line(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing key {exc}"
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
@@ -292,7 +294,7 @@ def _build(entries: dict[str, bytes], manifest: dict, name: str) -> ReleasedMode
     for i, m in enumerate(release["measurements"]):
         attrs = config.domain.indices(m["attrs"])
         values = _read_npy(entries[f"arrays/measurements/{i}.npy"])
-        scale, noise = m["scale"], m["noise"]
+        scale, noise = m["scale"], m.get("noise", "laplace")  # files before the noise field: Laplace
         if values.shape != config.domain.shape(attrs) or not (isinstance(scale, (int, float)) and math.isfinite(scale)):
             raise ValueError(f"measurement {i} does not match its marginal")
         if noise not in ("laplace", "gaussian"):
