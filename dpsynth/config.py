@@ -81,6 +81,7 @@ class Config:
     discover: Any = None  # a data.discover.DiscoverSpec when the schema is learned at release time
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
     max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
+    strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -167,7 +168,7 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
 
 def _schema(raw: Any) -> tuple[Domain, str]:
     raw = _mapping(raw, "schema")
-    _no_extra(raw, {"columns", "unknown"}, "schema")
+    _no_extra(raw, {"columns", "unknown", "strip"}, "schema")
     unknown = _choice(raw.get("unknown", "error"), ("error", "other"), "schema.unknown")
     cols = raw.get("columns")
     if not isinstance(cols, Mapping) or not cols:
@@ -219,6 +220,9 @@ def parse_config(raw: Any) -> Config:
     if isinstance(raw["schema"], Mapping) and "discover" in raw["schema"]:
         return _discover_config(raw)
     domain, unknown = _schema(raw["schema"])
+    strip = raw["schema"].get("strip", False)
+    if not isinstance(strip, bool):
+        raise ConfigError(f"schema.strip: expected true or false, got {strip!r}")
     privacy = _privacy(raw.get("privacy"))
     alg = _mapping(raw.get("algorithm"), "algorithm")
     _no_extra(alg, {"name", "params"}, "algorithm")
@@ -247,6 +251,7 @@ def parse_config(raw: Any) -> Config:
         seed=seed,
         max_cells=max_cells,
         max_memory=max_memory,
+        strip=strip,
     )
 
 

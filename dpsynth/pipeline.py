@@ -21,6 +21,7 @@ from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config
 from dpsynth.data.counts import ArrayCounts, Counts
 from dpsynth.data.discretize import Decoded, check_columns, encode
+from dpsynth.data.source import InputOptions
 from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
 from dpsynth.models.base import code_dtype
@@ -143,15 +144,19 @@ def release_from_source(
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
     spark_master: str | None = None,
+    options: InputOptions | None = None,
 ) -> ReleaseResult:
     """:func:`release` of the table in file ``path``, counted by ``engine`` (numpy, stream or spark).
 
     The configuration checks (:func:`preflight`) and, for the stream and spark
     engines, the input's header against the schema run before any engine work;
     every engine gives the same counts, so a seeded release is byte-identical.
+    ``options``: how to read the file (:class:`~dpsynth.data.source.InputOptions`; default: comma,
+    UTF-8, and the configuration's ``schema.strip``).
     """
     from dpsynth.data.engines import open_counts, read_header
 
+    options = options if options is not None else InputOptions(strip=config.strip)
     preflight(config)
     if config.discover is not None and engine != "numpy":
         raise ConfigError(f"schema.discover: discovery reads the table in memory; use --engine numpy, not {engine}")
@@ -159,13 +164,13 @@ def release_from_source(
         from dpsynth.data.io import read_table
 
         strings = config.domain.text_columns
-        table = read_table(path, string_columns=strings)
+        table = read_table(path, string_columns=strings, options=options)
         return release(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
-    dropped = read_header(path, config.domain)
+    dropped = read_header(path, config.domain, options)
     if dropped:
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     counts = open_counts(path, config.domain, engine=engine, unknown=config.unknown, spark_master=spark_master,
-                         progress=progress)
+                         progress=progress, options=options)
     try:
         return release_from_counts(counts, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     finally:

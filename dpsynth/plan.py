@@ -75,6 +75,7 @@ _STREAM_BATCH = 64 * MB  # stream engine: one record batch and its codes
 _OUTPUT_CELL = 27  # int64 codes, the decoded table and the CSV writer, per output cell
 _COUNT_CELL = 8  # int64 exact counts cached by the engine
 _NOISY_CELL = 8  # float64 noisy counts kept by the algorithm
+_PGM_CELL = 48  # the pgm estimator's junction tree, per cell (docs/estimator.md)
 _PAYLOAD_CELL = 8  # the released model's measurements serialised as .npy for its sha256 (modelfile.py)
 _LONG_CELL = 110  # release --marginals: one long-format row per cell (a label per column)
 _TRANSIENT = 4  # arrays of the size of the largest marginal alive at once (float64)
@@ -83,9 +84,12 @@ _FOURIER_LP_ENTRY = 200  # PuLP: one Python term per (cell, coefficient) of the 
 _QUERY_BYTES = 64  # DualQuery: per conjunction, attrs and values (k ints each) plus 4 float arrays
 _QUERY_INT = 16  # DualQuery: per conjunction and literal
 
-# Time coefficients (seconds), as rough as the text says.
+# Time coefficients (seconds), as rough as the text says: measured on a 2-core machine shared by
+# about 8 jobs (load ~10), so an idle machine is several times faster.
 _T_ROW = 4e-6  # read and encode, per input cell
-_T_MARGINAL = 0.04  # fitting the synthesis model, per released marginal
+_T_MARGINAL = 0.04  # fitting the factored synthesis model, per released marginal and 10 passes
+_T_PGM_MODEL = 2.7e-5  # the pgm estimator, per junction-tree cell and iteration
+_T_PGM_CELL = 8e-7  # the pgm estimator, per measured cell and iteration
 _T_CELL_LAPLACE = 1e-6  # count and noise, per workload cell
 _T_CELL_MWEM = 4e-8  # scoring, per candidate cell and round
 _T_CELL_IREDUCT = 2e-5  # per workload cell (several noise-down rounds and the fit)
@@ -222,12 +226,29 @@ class _Facts:
     sensitivity: float
 
 
+def _synthesis(f: _Facts) -> tuple[int, float]:
+    """(bytes, seconds) of turning the noisy marginals into a model (``SynthesisParams``).
+
+    ``pgm`` (the default estimator, :mod:`dpsynth.models.estimation`): a junction tree of at most
+    ``model_cells`` cells (about 48 bytes per cell, docs/estimator.md), ``synthesis_iterations``
+    mirror-descent steps over the tree and the measured cells; ``mw``/``ipf``: the factored model,
+    factors of at most 1 M cells, ``synthesis_passes`` passes over the marginals.
+    """
+    p = f.config.params
+    method = getattr(p, "synthesis", "mw")
+    if method == "pgm":
+        steps = p.synthesis_iterations
+        return _PGM_CELL * p.model_cells, steps * (_T_PGM_MODEL * p.model_cells + _T_PGM_CELL * f.total_cells)
+    passes = getattr(p, "synthesis_passes", 10)
+    return 3 * 8 * f.synth_cap, _T_MARGINAL * len(f.marginal_cells) * passes / 10
+
+
 def _marginal_memory(f: _Facts) -> dict[str, int]:
     return {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "noisy marginals": _NOISY_CELL * f.total_cells,
         "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
-        "synthesis model": 3 * 8 * f.synth_cap,
+        "synthesis model": _synthesis(f)[0],
         "released model file payload (its checksum)": _PAYLOAD_CELL * f.total_cells,
     }
 
@@ -239,7 +260,7 @@ def _laplace(f: _Facts) -> AlgorithmPlan:
     return AlgorithmPlan(
         stages=[("measure", f"epsilon {f.epsilon:.4g} split equally over {m} marginals ({per:.4g} each)")],
         memory=_marginal_memory(f),
-        seconds=_T_MARGINAL * m + _T_CELL_LAPLACE * f.total_cells,
+        seconds=_synthesis(f)[1] + _T_CELL_LAPLACE * f.total_cells,
         queries=f"{m} marginals, every cell measured",
         noise_sd=math.sqrt(2.0) * scale,
     )
@@ -335,7 +356,7 @@ def _ireduct_like(name: str) -> Callable[[_Facts], AlgorithmPlan]:
             stages = [(name, f"epsilon {f.epsilon:.4g} spent by noise-down steps, one charge per marginal")]
             sd = math.sqrt(2.0) * f.sensitivity / per
             note = "equal-split reference; iReduct lowers the noise where it matters"
-        return AlgorithmPlan(stages=stages, memory=memory, seconds=_T_CELL_IREDUCT * f.total_cells,
+        return AlgorithmPlan(stages=stages, memory=memory, seconds=_synthesis(f)[1] + _T_CELL_IREDUCT * f.total_cells,
                              queries=f"{m} marginals", noise_sd=sd, noise_note=note)
 
     return predict

@@ -79,7 +79,8 @@ CSV_CASES = {
     "all-null column": (_csv("age,city,note", f",a,{CANARY}", ",b,x"), 65,
                         "column 'age' has null values; declare 'missing: category' in its schema to keep them"),
     "non-UTF-8": (_csv("age,city,note", f"3,a,{CANARY}") + b"4,\xe9,x\n", 65,
-                  "{p}: the input is not valid UTF-8 (first bad byte at offset 33)"),
+                  ("{p}: the input is not valid UTF-8 (first bad byte at offset 33); if it is in another encoding, "
+                  "pass --encoding (e.g. latin-1)")),
     "NUL byte": (_csv("age,city,note", f"3,a,{CANARY}", "4,b\x00,x"), 65,
                  "{p}: the input contains a NUL byte (is it a binary file?)"),
     "ragged": (_csv("age,city,note", f"3,a,{CANARY}", "4,b,x,y"), 65,
@@ -167,7 +168,7 @@ def test_unwritable_output_path(runner, cfg_path, tmp_path):
         ro.mkdir(mode=0o500)
         target = ro / "o.csv"
         message = f"cannot create output {target}: directory {ro} is not writable"
-    res = runner.invoke(app, ["release", "-c", str(cfg_path), "-i", str(src), "-o", str(target)])
+    res = runner.invoke(app, ["release", "-c", str(cfg_path), "-i", str(src), "-o", str(target), "-q"])  # no progress lines
     assert res.exit_code == 73 and res.stderr == f"dpsynth: error: {message}\n"
     assert not target.exists()
 

@@ -10,7 +10,7 @@ To add a command, write ``dpsynth/cli/<name>.py`` registering on ``app`` (or a
 sub-app) from :mod:`dpsynth.cli._common` and import it below.
 """
 
-from dpsynth.cli import discover, evaluate, oracle, plan, release, report, sample, schema  # noqa: F401  (registers the commands)
+from dpsynth.cli import check, discover, evaluate, oracle, plan, release, report, sample, schema  # noqa: F401  (registers the commands)
 from dpsynth.cli._common import app, main, make_rng
 
 __all__ = ["app", "main", "make_rng"]

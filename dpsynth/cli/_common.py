@@ -10,16 +10,19 @@ could show values from the private table.  Set ``DPSYNTH_DEBUG=1`` to see it.
 from __future__ import annotations
 
 import functools
+import json
+import math
 import os
 import signal
 import sys
 import threading
+import time
 from typing import Annotated
 
 import numpy as np
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from dpsynth._version import __version__
 from dpsynth.errors import DpsynthError
@@ -152,19 +155,58 @@ def make_rng(seed: int | None) -> np.random.Generator:
 
 
 class Bar:
-    """A rich progress bar on stderr fed by the library's progress callback."""
+    """Progress on stderr fed by the library's progress callback ``(stage, done, total)``.
 
-    def __init__(self, console: Console, enabled: bool):
+    On a terminal: rich bars with elapsed time and ETA.  Otherwise (a batch log):
+    one line when a stage starts, then at most one line every ``interval``
+    seconds, and one when it ends, each with done/total, elapsed and ETA; plain
+    text (``log_format="text"``) or JSON lines (``"json"``).  ``clock`` is
+    injectable for tests.
+    """
+
+    def __init__(self, console: Console, enabled: bool, *, log_format: str = "text", interval: float = 10.0,
+                 clock=time.monotonic):
+        self.terminal = enabled and console.is_terminal
+        self.log = enabled and not console.is_terminal
+        self.console, self.log_format, self.interval, self.clock = console, log_format, interval, clock
         self.progress = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-            TimeElapsedColumn(), console=console, transient=True, disable=not enabled,
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
+            disable=not self.terminal,
         )
         self.tasks: dict[str, int] = {}
+        self.started: dict[str, tuple[float, int]] = {}  # stage -> (time, done) of its first call
+        self.last: dict[str, float] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=total)
-        self.progress.update(self.tasks[stage], completed=done, total=total)
+        if self.terminal:
+            if stage not in self.tasks:
+                self.tasks[stage] = self.progress.add_task(stage, total=total)
+            self.progress.update(self.tasks[stage], completed=done, total=total)
+        if not self.log:
+            return
+        now = self.clock()
+        first = stage not in self.started
+        if first:
+            self.started[stage] = (now, done)
+        finished = total > 0 and done >= total
+        if first or finished or now - self.last.get(stage, -math.inf) >= self.interval:
+            self.last[stage] = now
+            t0, d0 = self.started[stage]
+            # ETA from the rate since the stage's first report (unknown until a second report)
+            eta = (now - t0) * (total - done) / (done - d0) if done > d0 and done <= total else None
+            self._line(stage, done, total, now - t0, 0.0 if finished else eta)
+
+    def _line(self, stage: str, done: int, total: int, elapsed: float, eta: float | None) -> None:
+        if self.log_format == "json":
+            text = json.dumps({"event": "progress", "stage": stage, "done": done, "total": total,
+                               "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1)})
+        else:
+            pct = f" ({100 * done / total:.0f}%)" if total else ""
+            text = (f"dpsynth: progress: {stage} {done}/{total}{pct}, elapsed {_clock(elapsed)}, "
+                    f"ETA {'unknown' if eta is None else _clock(eta)}")
+        self.console.file.write(text + "\n")
+        self.console.file.flush()
 
     def __enter__(self):
         self.progress.__enter__()
@@ -172,6 +214,35 @@ class Bar:
 
     def __exit__(self, *exc):
         self.progress.__exit__(*exc)
+
+
+def _clock(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def input_options(delimiter: str, encoding: str, cfg=None, engine: str = "numpy"):
+    """How to read the input (--delimiter, --encoding, schema.strip): one place for every command."""
+    from dpsynth.data.source import InputOptions
+    from dpsynth.errors import UsageError
+
+    delimiter = "\t" if delimiter in ("\\t", "tab", "TAB") else delimiter
+    options = InputOptions(delimiter=delimiter, encoding=encoding, strip=bool(getattr(cfg, "strip", False)))
+    if engine == "spark" and not options.default:
+        raise UsageError("--delimiter, --encoding and schema.strip are supported by the numpy and stream engines; "
+                         "convert the file to UTF-8 comma-separated CSV for --engine spark")
+    return options
+
+
+LOG_FORMATS = ("text", "json")
+
+
+def check_log_format(value: str) -> str:
+    if value not in LOG_FORMATS:
+        from dpsynth.errors import UsageError
+
+        raise UsageError(f"--log-format must be text or json, got '{value}'")
+    return value
 
 
 def stderr_console(quiet: bool = False) -> Console:

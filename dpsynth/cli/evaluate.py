@@ -10,7 +10,17 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from dpsynth.cli._common import Bar, app, check_seed, handle_errors, make_rng, stderr_console, string_columns
+from dpsynth.cli._common import (
+    Bar,
+    app,
+    check_log_format,
+    check_seed,
+    handle_errors,
+    input_options,
+    make_rng,
+    stderr_console,
+    string_columns,
+)
 from dpsynth.errors import UsageError
 
 
@@ -32,6 +42,9 @@ def evaluate(
     target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
     release_per_fold: Annotated[bool, typer.Option("--release-per-fold", help="With --target: iReduct §6.5 protocol, one release of the Naive Bayes marginals per training fold (10 releases with the config's algorithm and budget).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter of the REAL table (one character).")] = ",",
+    encoding: Annotated[str, typer.Option("--encoding", help="Text encoding of the REAL table (e.g. latin-1).")] = "utf-8",
+    log_format: Annotated[str, typer.Option("--log-format", help="Progress when stderr is not a terminal: one line per stage and at most every 10 s, with ETA, as text or json (JSON lines).")] = "text",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or timings on stderr.")] = False,
 ) -> None:
     """Compare synthetic data with the REAL table. NOT PRIVATE: reads the real data; never publish its output."""
@@ -42,6 +55,7 @@ def evaluate(
     from dpsynth.nonprivate.plot import evaluation_plot, plot_format
 
     check_seed(seed)
+    check_log_format(log_format)
     t0 = time.perf_counter()
     console = stderr_console(quiet)
     if workload and (k is not None or ranges is not None):
@@ -70,11 +84,11 @@ def evaluate(
         if path:
             table_format(path)
     string_cols = string_columns(cfg)
-    real_table = read_table(real, string_columns=string_cols)
+    real_table = read_table(real, string_columns=string_cols, options=input_options(delimiter, encoding, cfg))
     synth_table = read_table(synthetic, string_columns=string_cols)
     released = read_table(marginals, string_columns=list(cfg.domain.names) + ["marginal"]) if marginals else None
     t_read = time.perf_counter()
-    with Bar(console, enabled=not quiet and console.is_terminal) as bar:
+    with Bar(console, enabled=not quiet, log_format=log_format) as bar:
         result = run_evaluate(real_table, synth_table, cfg, rng=make_rng(seed), options=options, released=released, progress=bar)
     t_eval = time.perf_counter()
     with OutputSet(force=force) as out:

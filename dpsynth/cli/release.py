@@ -10,7 +10,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dpsynth.cli._common import Bar, app, check_seed, handle_errors, make_rng, stderr_console, string_columns
+from dpsynth.cli._common import (
+    Bar,
+    app,
+    check_log_format,
+    check_seed,
+    handle_errors,
+    input_options,
+    make_rng,
+    stderr_console,
+    string_columns,
+)
 from dpsynth.errors import UsageError
 
 
@@ -25,6 +35,9 @@ def release(
     model: Annotated[str | None, typer.Option("--model", help="Also write the released model (docs/model-format.md): draw more rows later with 'dpsynth sample', no data, no budget.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character, e.g. ';' or '\\t').")] = ",",
+    encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1, cp1252).")] = "utf-8",
+    log_format: Annotated[str, typer.Option("--log-format", help="Progress when stderr is not a terminal: one line per stage and at most every 10 s, with ETA, as text or json (JSON lines).")] = "text",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr; warnings and notices still go there.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="Nothing on stderr but errors (not even warnings; they stay in the report).")] = False,
     max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
@@ -40,6 +53,7 @@ def release(
     from dpsynth.pipeline import release as run_release
 
     check_seed(seed)
+    check_log_format(log_format)
     if non_private_oracle:
         raise UsageError("--non-private-oracle moved to its own command: dpsynth oracle -c CONFIG -i INPUT")
     t0 = time.perf_counter()
@@ -60,6 +74,7 @@ def release(
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
     preflight(cfg)
+    options = input_options(delimiter, encoding, cfg, engine)
     _check_engine(engine, input, spark_master)
     if report is None:
         if output == "-":
@@ -85,15 +100,16 @@ def release(
                            write_model=bool(model), max_memory=memory_limit))
     seed = seed if seed is not None else cfg.seed
     string_cols = string_columns(cfg)
-    table = read_table(input, string_columns=string_cols) if engine == "numpy" else None
+    table = read_table(input, string_columns=string_cols, options=options) if engine == "numpy" else None
     t_read = time.perf_counter()
-    with Bar(console, enabled=not (quiet or silent) and console.is_terminal) as bar:
+    with Bar(console, enabled=not (quiet or silent), log_format=log_format) as bar:
         if table is None:  # the stream and spark engines read the file themselves
             from dpsynth.pipeline import release_from_source
 
             result = release_from_source(
                 input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
                 notice=lambda msg: warn.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
+                options=options,
             )
         else:
             result = run_release(

@@ -22,9 +22,12 @@ def check_columns(columns, domain: Domain) -> list[str]:
         raise DataError("the input has duplicate column names")
     missing = [n for n in domain.names if n not in present]
     if missing:
+        from dpsynth.data.source import header_hint
+
         raise DataError(
             f"column '{missing[0]}' is declared in the schema but missing from the input"
             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            + header_hint(present, domain.names)
         )
     return [c for c in present if c not in domain.names]
 
@@ -59,9 +62,12 @@ def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray
         bad = (out < 0) & ~isnull
         if bad.any():
             if not spec.other:
+                padded = pd.Series(labels[bad], dtype=object).str.strip()
+                hint = ("; they match once spaces around fields are removed: set 'schema.strip: true'"
+                        if index.get_indexer(padded).min() >= 0 else "")
                 raise DataError(
                     f"column '{spec.name}' has values outside its declared categories; "
-                    "add them to the schema or set 'schema.unknown: other'"
+                    "add them to the schema or set 'schema.unknown: other'" + hint
                 )
             out[bad] = len(spec.categories)
     else:

@@ -23,6 +23,7 @@ from typing import Self
 
 import pandas as pd
 
+from dpsynth.data.source import DEFAULT, InputOptions, first_ragged_row, ragged_message
 from dpsynth.errors import DataError, InputMissingError, OutputError, UsageError
 
 __all__ = ["OutputSet", "check_output_path", "json_bytes", "prefetch", "read_table", "table_format"]
@@ -46,30 +47,34 @@ def table_format(path: str | Path) -> str:
 
 
 # ------------------------------------------------------------------------------ read
-def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = ()) -> pd.DataFrame:
+def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = (),
+               options: InputOptions = DEFAULT) -> pd.DataFrame:
     """Read a CSV/CSV.gz/Parquet table (or CSV from stdin for '-').
 
     Only empty CSV fields are nulls (``NA`` or ``None`` stay strings).  Columns
     in ``string_columns`` are read as text, so category labels such as ``01``
     keep their form; ``string_columns=True`` reads every CSV column as text.
+    ``options`` (:mod:`dpsynth.data.source`): the CSV delimiter and encoding, and
+    whether to strip the spaces around fields (``schema.strip``).
     """
     fmt = table_format(path)
     string_columns = _ALL if string_columns is True else set(string_columns or ())
     if str(path) == "-":
         raw = sys.stdin.buffer.read()
-        return _parse_csv(raw, "stdin", string_columns)
+        return _parse_csv(raw, "stdin", string_columns, options)
     p = Path(path)
     if not p.is_file():
         raise InputMissingError(f"input file not found: {p}")
     if fmt == "parquet":
-        return _read_parquet(p)
+        df = _read_parquet(p)
+        return _strip(df) if options.strip else df
     raw = p.read_bytes()
     if fmt == "csv.gz":
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError):
             raise DataError(f"{p}: not a valid gzip file") from None
-    return _parse_csv(raw, str(p), string_columns)
+    return _parse_csv(raw, str(p), string_columns, options)
 
 
 class _All:
@@ -80,26 +85,36 @@ class _All:
 _ALL = _All()
 
 
-def _parse_csv(raw: bytes, name: str, string_columns) -> pd.DataFrame:
+def _parse_csv(raw: bytes, name: str, string_columns, options: InputOptions = DEFAULT) -> pd.DataFrame:
     if not raw.strip():
         raise DataError(f"{name}: the input is empty")
-    if b"\x00" in raw:
+    if b"\x00" in raw and not options.encoding.startswith(("utf-16", "utf-32")):
         raise DataError(f"{name}: the input contains a NUL byte (is it a binary file?)")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode(options.encoding)
     except UnicodeDecodeError as exc:
-        raise DataError(f"{name}: the input is not valid UTF-8 (first bad byte at offset {exc.start})") from None
-    _check_header(text, name)
+        if options.utf8:
+            raise DataError(f"{name}: the input is not valid UTF-8 (first bad byte at offset {exc.start}); "
+                            "if it is in another encoding, pass --encoding (e.g. latin-1)") from None
+        raise DataError(f"{name}: the input is not valid {options.encoding} (first bad byte at offset "
+                        f"{exc.start})") from None
+    data = raw if options.utf8 else text.encode("utf-8")
+    names = _check_header(text, name, options.delimiter)
+    ragged = first_ragged_row(data, names, options.delimiter)  # as the stream engine reports it
+    if ragged is not None:
+        raise DataError(ragged_message(name, *ragged))
     try:
-        header = pd.read_csv(io.BytesIO(raw), nrows=0, encoding="utf-8").columns
-        dtype = {c: str for c in header if c in string_columns}
+        header = pd.read_csv(io.BytesIO(data), nrows=0, encoding="utf-8", sep=options.delimiter,
+                             skipinitialspace=options.strip).columns
+        dtype = {c: str for c in header if (str(c).strip() if options.strip else c) in string_columns}
         df = pd.read_csv(
-            io.BytesIO(raw),
+            io.BytesIO(data),
             encoding="utf-8",
+            sep=options.delimiter,
             keep_default_na=False,
             na_values=[""],
             dtype=dtype or None,
-            skipinitialspace=False,
+            skipinitialspace=options.strip,
         )
     except pd.errors.EmptyDataError:
         raise DataError(f"{name}: the input has no header row") from None
@@ -109,20 +124,31 @@ def _parse_csv(raw: bytes, name: str, string_columns) -> pd.DataFrame:
         raise DataError(f"{name}: the input has a header but no data rows")
     if any(str(c).startswith("Unnamed: ") for c in df.columns):
         raise DataError(f"{name}: the header has an empty column name")
+    return _strip(df) if options.strip else df
+
+
+def _strip(df: pd.DataFrame) -> pd.DataFrame:
+    """``schema.strip``: spaces around names and text fields removed; a field of spaces becomes null."""
+    df = df.rename(columns=lambda c: str(c).strip())
+    for c in df.columns:  # loop over columns; each is vectorized
+        if df[c].dtype == object:
+            s = df[c].str.strip()
+            df[c] = s.mask(s == "")
     return df
 
 
-def _check_header(text: str, name: str) -> None:
-    """Refuse duplicate column names (pandas would silently rename the second 'x' to 'x.1')."""
+def _check_header(text: str, name: str, delimiter: str = ",") -> list[str]:
+    """The header's names; refuse duplicates (pandas would silently rename the second 'x' to 'x.1')."""
     import csv
 
     try:
-        header = next(csv.reader(io.StringIO(text)), [])
+        header = next(csv.reader(io.StringIO(text), delimiter=delimiter), [])
     except csv.Error:
-        return  # pandas reports malformed CSV below
+        return []  # pandas reports malformed CSV below
     if len(set(header)) != len(header):
         dup = next(h for h in header if header.count(h) > 1)
         raise DataError(f"{name}: the header repeats the column name '{dup}'")
+    return header
 
 
 def _ragged_reason(msg: str) -> str:

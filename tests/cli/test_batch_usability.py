@@ -270,3 +270,188 @@ def test_report_show_errors(runner, tmp_path):
     bad.write_text('{"schema_version": 1}')
     res = runner.invoke(app, ["report", "show", str(bad)])
     assert res.exit_code == 64 and res.stderr.startswith(f"dpsynth: error: {bad}: not a valid dpsynth report")
+
+
+# ---------------------------------------------------------------- item 4: progress in logs
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _log_bar(fmt: str):
+    import io
+
+    from rich.console import Console
+
+    from dpsynth.cli._common import Bar
+
+    buf = io.StringIO()
+    clock = _Clock()
+    bar = Bar(Console(file=buf, force_terminal=False), enabled=True, log_format=fmt, interval=10.0, clock=clock)
+    return bar, clock, buf
+
+
+def test_progress_lines_when_not_a_terminal_are_bounded_and_have_eta():
+    bar, clock, buf = _log_bar("text")
+    with bar:
+        for done in range(1, 51):  # 50 rounds, 1 s each
+            clock.t = float(done)
+            bar("dualquery", done, 50)
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "dpsynth: progress: dualquery 1/50 (2%), elapsed 0:00:00, ETA unknown"
+    assert lines[1] == "dpsynth: progress: dualquery 11/50 (22%), elapsed 0:00:10, ETA 0:00:39"
+    assert lines[-1] == "dpsynth: progress: dualquery 50/50 (100%), elapsed 0:00:49, ETA 0:00:00"
+    assert len(lines) == 1 + 4 + 1  # the first, one per 10 s, the last
+
+
+def test_progress_json_lines():
+    import json as _json
+
+    bar, clock, buf = _log_bar("json")
+    with bar:
+        bar("mwem", 1, 4)
+        clock.t = 2.0
+        bar("mwem", 4, 4)
+    first, last = (_json.loads(x) for x in buf.getvalue().splitlines())
+    assert first == {"event": "progress", "stage": "mwem", "done": 1, "total": 4, "elapsed_s": 0.0, "eta_s": None}
+    assert last == {"event": "progress", "stage": "mwem", "done": 4, "total": 4, "elapsed_s": 2.0, "eta_s": 0.0}
+
+
+def test_release_logs_progress_to_a_pipe_and_log_format_is_checked(runner, tmp_path):
+    src = _small_nltcs(tmp_path)
+    cfg = _nltcs_config(tmp_path, algorithm={"name": "mwem", "params": {"iterations": 3}})
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(src), "-o", str(tmp_path / "o.csv"),
+                              "--seed", "1", "--log-format", "json"])
+    assert res.exit_code == 0, res.stderr
+    events = [json.loads(x) for x in res.stderr.splitlines() if x.startswith("{")]
+    assert events[0]["stage"] == "mwem" and events[-1]["done"] == events[-1]["total"] == 3
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(src), "-o", str(tmp_path / "p.csv"),
+                              "--log-format", "xml"])
+    _one_line(res, 2, "--log-format must be text or json, got 'xml'")
+
+
+# ---------------------------------------------------------------- item 5: input as it arrives
+def _adult_head(rows: int = 300):
+    import pandas as pd
+
+    return pd.read_csv("sample_data/adult.csv", nrows=rows, dtype=str)
+
+
+def _release_both_engines(runner, tmp_path, cfg, src, *extra):
+    out = []
+    for engine in ("numpy", "stream"):
+        out.append(runner.invoke(app, ["release", "-c", str(cfg), "-i", str(src), "-o", str(tmp_path / f"{engine}.csv"),
+                                       "--seed", "2", "--silent", "--force", "--engine", engine, *extra]))
+    return out
+
+
+def test_semicolon_csv_hint_and_delimiter(runner, tmp_path):
+    src = tmp_path / "semi.csv"
+    _adult_head().to_csv(src, sep=";", index=False)
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src):
+        _one_line(res, 65, "column 'age' is declared in the schema but missing from the input (and 14 more); "
+                           "the header looks ';'-separated: pass --delimiter ';'")
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src, "--delimiter", ";"):
+        assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "numpy.csv").read_bytes() == (tmp_path / "stream.csv").read_bytes()
+    tab = tmp_path / "tab.csv"
+    _adult_head().to_csv(tab, sep="\t", index=False)
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", str(tab), "-o", str(tmp_path / "t.csv"),
+                              "--silent", "--delimiter", "\\t"])
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", str(tab), "-o", str(tmp_path / "u.csv"),
+                              "--delimiter", ";;"])
+    _one_line(res, 2, "--delimiter must be one character other than a quote or newline, got ';;'")
+
+
+def test_uci_padded_fields_and_schema_strip(runner, tmp_path):
+    src = tmp_path / "uci.csv"
+    src.write_text(_adult_head().to_csv(index=False).replace(",", ", "))
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src):
+        _one_line(res, 65, "column 'workclass' is declared in the schema but missing from the input (and 13 more); "
+                           "the header has spaces around its names: set 'schema.strip: true'")
+    raw = yaml.safe_load(Path(ADULT_CFG).read_text())
+    raw["schema"]["strip"] = True
+    cfg = tmp_path / "strip.yaml"
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    for res in _release_both_engines(runner, tmp_path, cfg, src):
+        assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "numpy.csv").read_bytes() == (tmp_path / "stream.csv").read_bytes()
+
+
+def test_padded_values_hint(runner, tmp_path):
+    df = _adult_head()
+    df["workclass"] = " " + df["workclass"].fillna("Private")
+    src = tmp_path / "pad.csv"
+    df.to_csv(src, index=False)
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src):
+        _one_line(res, 65, "column 'workclass' has values outside its declared categories; add them to the schema "
+                           "or set 'schema.unknown: other'; they match once spaces around fields are removed: set "
+                           "'schema.strip: true'")
+
+
+def test_latin1_encoding(runner, tmp_path):
+    df = _adult_head()
+    df.loc[3, "native-country"] = "Côte"  # not a category: the encoding works, the schema check follows
+    src = tmp_path / "latin.csv"
+    df.to_csv(src, index=False, encoding="latin-1")
+    offset = src.read_bytes().index("ô".encode("latin-1"))
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src):
+        _one_line(res, 65, f"{src}: the input is not valid UTF-8 (first bad byte at offset {offset}); if it is in "
+                           "another encoding, pass --encoding (e.g. latin-1)")
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src, "--encoding", "latin-1"):
+        _one_line(res, 65, "column 'native-country' has values outside its declared categories; add them to the "
+                           "schema or set 'schema.unknown: other'")
+    df.loc[3, "native-country"] = "Canada"
+    df.loc[4, "native-country"] = "Côte"
+    df = df.drop(index=4)
+    df.to_csv(src, index=False, encoding="latin-1")
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src, "--encoding", "latin-1"):
+        assert res.exit_code == 0, res.stderr
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", str(src), "-o", str(tmp_path / "x.csv"),
+                              "--encoding", "klingon"])
+    _one_line(res, 2, "--encoding: unknown encoding 'klingon' (e.g. utf-8, latin-1, cp1252)")
+
+
+@pytest.mark.parametrize(("row", "fields"), [("39,State-gov,77516", 3), ("39," * 15 + "x", 16)])
+def test_ragged_rows_one_message_across_engines(runner, tmp_path, row, fields):
+    text = _adult_head(5).to_csv(index=False).splitlines()
+    text.insert(3, row)
+    src = tmp_path / "ragged.csv"
+    src.write_text("\n".join(text) + "\n")
+    for res in _release_both_engines(runner, tmp_path, ADULT_CFG, src):
+        _one_line(res, 65, f"{src}: malformed CSV (line 4 has {fields} fields, expected 15)")
+
+
+def test_spark_refuses_input_options(runner, tmp_path):
+    res = runner.invoke(app, ["release", "-c", ADULT_CFG, "-i", "sample_data/adult.csv", "-o", str(tmp_path / "o.csv"),
+                              "--engine", "spark", "--delimiter", ";"])
+    _one_line(res, 2, "--delimiter, --encoding and schema.strip are supported by the numpy and stream engines; "
+                      "convert the file to UTF-8 comma-separated CSV for --engine spark")
+
+
+def test_check_lists_rows_and_columns(runner, tmp_path):
+    df = _adult_head(50)
+    df.loc[[2, 7], "workclass"] = "Space-pirate"
+    df.loc[5, "age"] = "old"
+    df.loc[[1, 3, 4, 6, 8, 9, 10], "hours-per-week"] = "150"
+    df["extra"] = "x"
+    src = tmp_path / "bad.csv"
+    df.to_csv(src, index=False)
+    res = runner.invoke(app, ["check", "-c", ADULT_CFG, "-i", str(src)])
+    assert res.exit_code == 65
+    assert res.stdout == (
+        "50 data rows checked against the schema\n"
+        "ignored (not in the schema): extra\n"
+        "age: not a number: 1 row(s): 6\n"
+        "workclass: value outside the declared categories: 2 row(s): 3, 8\n"
+        "hours-per-week: outside the declared range [1, 100] (or not finite): 7 row(s): 2, 4, 5, 7, 9, ... (2 more)\n"
+    )
+    assert res.stderr == ("dpsynth: NOT PRIVATE: this check reads the real table; its row numbers describe the data\n"
+                          f"dpsynth: error: {src}: 3 schema problem(s) in 50 rows (listed on stdout)\n")
+    res = runner.invoke(app, ["check", "-c", ADULT_CFG, "-i", "sample_data/adult.csv"])
+    assert res.exit_code == 0
+    assert res.stdout == "32561 data rows checked against the schema\nno problems: every row fits the schema\n"

@@ -85,7 +85,8 @@ def test_pipeline_stdin_stdout(runner, tmp_path):
         (b"", 65, "{p}: the input is empty"),
         (b"a0,a1\n", 65, "{p}: the input has a header but no data rows"),
         (b"a0,a1\n0,1\n0,1,1\n", 65, "{p}: malformed CSV (line 3 has 3 fields, expected 2)"),
-        (b"a0,a1\n\xff,1\n", 65, "{p}: the input is not valid UTF-8 (first bad byte at offset 6)"),
+        (b"a0,a1\n\xff,1\n", 65, ("{p}: the input is not valid UTF-8 (first bad byte at offset 6); if it is in another "
+                                 "encoding, pass --encoding (e.g. latin-1)")),
         (b"a0,a1\n0\x00,1\n", 65, "{p}: the input contains a NUL byte (is it a binary file?)"),
         (b"a0,a1\n0,1\n", 65, "column 'a2' is declared in the schema but missing from the input (and 13 more)"),
     ],

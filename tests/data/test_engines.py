@@ -206,7 +206,8 @@ def test_stream_unknown_other_matches_numpy(small_batches, tmp_path):
         (b"  \n\n", "the input is empty"),
         (b"color,size,count,note\nred,1,1,a\n\x00\n", "the input contains a NUL byte (is it a binary file?)"),
         (b"color,size,count,note\nred,1,1,a\nr\xe9d,1,1,a\n",
-         "the input is not valid UTF-8 (first bad byte at offset 33)"),
+         ("the input is not valid UTF-8 (first bad byte at offset 33); if it is in another encoding, pass --encoding "
+         "(e.g. latin-1)")),
         (b"color,size,count,note\n", "the input has a header but no data rows"),
     ],
 )

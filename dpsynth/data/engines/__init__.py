@@ -15,6 +15,7 @@ from pathlib import Path
 from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.data.schema import Domain
+from dpsynth.data.source import DEFAULT, InputOptions
 from dpsynth.errors import UsageError
 from dpsynth.progress import Progress, no_progress
 
@@ -23,11 +24,11 @@ __all__ = ["ENGINES", "open_counts", "read_header"]
 ENGINES = ("numpy", "stream", "spark")
 
 
-def read_header(path: str | Path, domain: Domain) -> list[str]:
+def read_header(path: str | Path, domain: Domain, options: InputOptions = DEFAULT) -> list[str]:
     """Check a file's columns against the schema, reading only its start; returns the ignored columns."""
     from dpsynth.data.engines.stream import read_header as header
 
-    return header(path, domain)
+    return header(path, domain, options)
 
 
 def open_counts(
@@ -39,13 +40,21 @@ def open_counts(
     spark_master: str | None = None,
     spill_dir: str | None = None,
     progress: Progress = no_progress,
+    options: InputOptions = DEFAULT,
 ):
-    """A counts engine over the table at ``path``; call its ``close()`` (if it has one) when done."""
+    """A counts engine over the table at ``path``; call its ``close()`` (if it has one) when done.
+
+    ``options`` (delimiter, encoding, strip) are honoured by the numpy and stream engines; the spark
+    engine reads UTF-8 comma-separated files only (a :class:`UsageError` otherwise).
+    """
     if engine == "stream":
         from dpsynth.data.engines.stream import StreamCounts
 
-        return StreamCounts(path, domain, unknown=unknown, spill_dir=spill_dir, progress=progress)
+        return StreamCounts(path, domain, unknown=unknown, spill_dir=spill_dir, progress=progress, options=options)
     if engine == "spark":
+        if not options.default:
+            raise UsageError("--delimiter, --encoding and schema.strip are supported by the numpy and stream "
+                             "engines; convert the file to UTF-8 comma-separated CSV for --engine spark")
         from dpsynth.data.engines.spark import SparkCounts
 
         return SparkCounts(path, domain, unknown=unknown, master=spark_master)
@@ -53,5 +62,6 @@ def open_counts(
         from dpsynth.data.io import read_table
 
         strings = domain.text_columns
-        return ArrayCounts(encode(read_table(path, string_columns=strings), domain, unknown=unknown), domain)
+        table = read_table(path, string_columns=strings, options=options)
+        return ArrayCounts(encode(table, domain, unknown=unknown), domain)
     raise UsageError(f"unknown engine '{engine}' (choose one of: {', '.join(ENGINES)})")

@@ -45,6 +45,7 @@ from dpsynth.data.counts import CachedCounts
 from dpsynth.data.discretize import _encode_column, check_columns, encode_numbers
 from dpsynth.data.io import table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain
+from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
 from dpsynth.errors import DataError, InputMissingError
 from dpsynth.progress import Progress, no_progress
 
@@ -78,8 +79,8 @@ class _CheckedStream:
     non-blank byte was seen (an all-blank input is "empty").
     """
 
-    def __init__(self, raw, name: str, progress: Progress, total: int):
-        self._raw, self.name = raw, name
+    def __init__(self, raw, name: str, progress: Progress, total: int, options: InputOptions = DEFAULT):
+        self._raw, self.name, self._options = raw, name, options
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self.offset = 0
         self.content = False
@@ -108,10 +109,10 @@ class _CheckedStream:
     def _check(self, chunk: bytes, *, final: bool) -> None:
         if not self.content and chunk.strip():
             self.content = True
-        if b"\x00" in chunk:
+        if b"\x00" in chunk and not self._options.encoding.startswith(("utf-16", "utf-32")):
             self.error = f"{self.name}: the input contains a NUL byte (is it a binary file?)"
             return
-        if self._utf8_bad is None:
+        if self._utf8_bad is None and self._options.utf8:  # other encodings: Arrow transcodes
             pending = len(self._decoder.getstate()[0])
             try:
                 self._decoder.decode(chunk, final=final)
@@ -119,7 +120,8 @@ class _CheckedStream:
                 self._utf8_bad = self.offset - pending + exc.start
                 if self.error is None:  # a NUL byte seen earlier wins, as in io.read_table
                     self.error = (f"{self.name}: the input is not valid UTF-8 "
-                                  f"(first bad byte at offset {self._utf8_bad})")
+                                  f"(first bad byte at offset {self._utf8_bad}); if it is in another "
+                                  "encoding, pass --encoding (e.g. latin-1)")
 
     def diagnose(self) -> str | None:
         """After Arrow failed: scan the rest of the input; the numpy engine's message, if any applies."""
@@ -150,10 +152,11 @@ def _open_raw(path: Path, fmt: str):
 class _CsvSource:
     """Record batches of the schema columns of a CSV (or CSV.gz) file, every column as text."""
 
-    def __init__(self, path: Path, fmt: str, progress: Progress):
-        self.path, self.fmt, self.progress = path, fmt, progress
+    def __init__(self, path: Path, fmt: str, progress: Progress, options: InputOptions = DEFAULT):
+        self.path, self.fmt, self.progress, self.options = path, fmt, progress, options
         self.name = str(path)
-        self.names = self._read(self._header, block=1 << 16)
+        self.raw_names = self._read(self._header, block=1 << 16)
+        self.names = [n.strip() for n in self.raw_names] if options.strip else list(self.raw_names)
 
     @staticmethod
     def _header(reader, stream: _CheckedStream) -> list[str]:
@@ -166,13 +169,16 @@ class _CsvSource:
 
     def _read(self, use, *, block: int, columns: Sequence[str] | None = None):
         total = self.path.stat().st_size if self.fmt == "csv" and columns else 0  # progress of the data pass only
-        stream = _CheckedStream(_open_raw(self.path, self.fmt), self.name, self.progress, total)
+        stream = _CheckedStream(_open_raw(self.path, self.fmt), self.name, self.progress, total, self.options)
         bad_row: list[tuple[int, int, int | None]] = []
 
         def on_bad_row(row) -> str:
             bad_row.append((row.expected_columns, row.actual_columns, row.number))
             return "error"
 
+        if columns and self.options.strip:  # the file's own (padded) names
+            raw = dict(zip(self.names, self.raw_names))
+            columns = [raw[c] for c in columns]
         convert = pacsv.ConvertOptions(
             column_types={c: pa.string() for c in (columns or [])},
             include_columns=list(columns or []),
@@ -183,8 +189,8 @@ class _CsvSource:
         try:
             reader = pacsv.open_csv(
                 stream,
-                read_options=pacsv.ReadOptions(block_size=block, use_threads=False),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=on_bad_row),
+                read_options=pacsv.ReadOptions(block_size=block, use_threads=False, encoding=self.options.encoding),
+                parse_options=pacsv.ParseOptions(delimiter=self.options.delimiter, invalid_row_handler=on_bad_row),
                 convert_options=convert,
             )
             return use(reader, stream)
@@ -199,7 +205,7 @@ class _CsvSource:
 
         def run(reader, stream) -> None:
             for batch in reader:
-                consume(batch)
+                consume(_stripped(batch, columns) if self.options.strip else batch)
 
         self._read(run, block=CSV_BLOCK, columns=columns)
 
@@ -207,13 +213,24 @@ class _CsvSource:
 def _parse_message(name: str, bad_row: list) -> str:
     if bad_row and bad_row[0][2] is not None:
         expected, actual, line = bad_row[0]
-        return f"{name}: malformed CSV (line {line} has {actual} fields, expected {expected})"
+        return ragged_message(name, line, actual, expected)
     return f"{name}: malformed CSV (rows do not parse as CSV)"
 
 
+def _stripped(batch: pa.RecordBatch, names: Sequence[str]) -> pa.RecordBatch:
+    """``schema.strip``: spaces around every text field removed, a field of spaces null, schema names."""
+    arrays = []
+    for arr in batch.columns:  # loop over the schema's columns; each is vectorized
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            arr = pc.utf8_trim_whitespace(arr)
+            arr = pc.if_else(pc.equal(arr, ""), pa.scalar(None, type=arr.type), arr)
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, names=list(names))
+
+
 class _ParquetSource:
-    def __init__(self, path: Path, progress: Progress):
-        self.name, self.progress = str(path), progress
+    def __init__(self, path: Path, progress: Progress, options: InputOptions = DEFAULT):
+        self.name, self.progress, self.options = str(path), progress, options
         try:
             self._file = pq.ParquetFile(path)
             self.names = self._file.schema_arrow.names
@@ -224,29 +241,29 @@ class _ParquetSource:
         total, done = self._file.metadata.num_rows, 0
         try:
             for batch in self._file.iter_batches(batch_size=1 << 17, columns=list(columns)):
-                consume(batch)
+                consume(_stripped(batch, columns) if self.options.strip else batch)
                 done += batch.num_rows
                 self.progress("reading input", done, total)
         except (pa.ArrowException, OSError):
             raise DataError(f"{self.name}: not a readable Parquet file") from None
 
 
-def _source(path: str | Path, progress: Progress):
+def _source(path: str | Path, progress: Progress, options: InputOptions = DEFAULT):
     fmt = table_format(path)
     if str(path) == "-":
         raise DataError("the stream engine reads a file, not stdin; give the input as a path")
     p = Path(path)
     if not p.is_file():
         raise InputMissingError(f"input file not found: {p}")
-    return _ParquetSource(p, progress) if fmt == "parquet" else _CsvSource(p, fmt, progress)
+    return _ParquetSource(p, progress, options) if fmt == "parquet" else _CsvSource(p, fmt, progress, options)
 
 
-def read_header(path: str | Path, domain: Domain) -> list[str]:
+def read_header(path: str | Path, domain: Domain, options: InputOptions = DEFAULT) -> list[str]:
     """Column names of the input, checked against the schema; returns the ones that will be ignored.
 
     Reads only the start of the file: the schema check happens before any engine work.
     """
-    return _check_header(_source(path, no_progress).names, str(path), domain)
+    return _check_header(_source(path, no_progress, options).names, str(path), domain)
 
 
 def _check_header(names: list[str], name: str, domain: Domain) -> list[str]:
@@ -368,10 +385,11 @@ class StreamCounts(CachedCounts):
         unknown: str = "error",
         spill_dir: str | None = None,
         progress: Progress = no_progress,
+        options: InputOptions = DEFAULT,
     ):
         self.domain = domain
         self._cache: dict[tuple[int, ...], np.ndarray] = {}
-        source = _source(path, progress)
+        source = _source(path, progress, options)
         _check_header(source.names, str(path), domain)
         encoder = _BatchEncoder(domain, unknown)
         self._spill = _Spill(domain, spill_dir)

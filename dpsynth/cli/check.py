@@ -1,0 +1,47 @@
+"""``dpsynth check``: NOT PRIVATE: which rows and columns of the input break the schema."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dpsynth.cli._common import app, handle_errors, input_options, string_columns
+
+
+@app.command()
+@handle_errors
+def check(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration whose schema the input must fit.")],
+    input: Annotated[str, typer.Option("--input", "-i", help="The REAL table (.csv, .csv.gz, .parquet, or -).")],
+    delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character).")] = ",",
+    encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1).")] = "utf-8",
+) -> None:
+    """List the rows and columns that break the schema. NOT PRIVATE: reads the real data; for the data owner only.
+
+    Exit 0 when every row fits, 65 when some do not (the list is on stdout, a one-line summary on stderr).
+    """
+    from dpsynth.config import load_config
+    from dpsynth.data.discretize import check_columns
+    from dpsynth.data.io import read_table
+    from dpsynth.errors import ConfigError, DataError
+    from dpsynth.nonprivate.check import NOT_PRIVATE, format_violations, schema_violations
+
+    cfg = load_config(config)
+    if cfg.discover is not None:
+        raise ConfigError("schema.discover: dpsynth check needs a written schema (run dpsynth schema discover first)")
+    options = input_options(delimiter, encoding, cfg)
+    sys.stderr.write(f"dpsynth: {NOT_PRIVATE}\n")
+    table = read_table(input, string_columns=string_columns(cfg), options=options)
+    present = [str(c) for c in table.columns]
+    ignored = [c for c in present if c not in cfg.domain.names]
+    violations = schema_violations(table, cfg.domain, unknown=cfg.unknown)
+    typer.echo(format_violations(violations, len(table), ignored), nl=False)
+    if violations:
+        try:
+            check_columns(present, cfg.domain)  # the header problem first, with its hint
+        except DataError as exc:
+            raise DataError(f"{input}: {exc}") from None
+        raise DataError(f"{input}: {len(violations)} schema problem(s) in {len(table)} rows (listed on stdout)")
