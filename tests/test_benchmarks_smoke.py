@@ -122,7 +122,7 @@ def test_bad_preset_is_reported_not_fatal():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["mwem_fig3", "ireduct_fig5"])
+@pytest.mark.parametrize("script", ["mwem_fig3", "ireduct_fig5", "ireduct_fig10_11"])
 def test_paper_benchmarks_quick(script, tmp_path, capsys):
     """`benchmarks/papers/*.py --quick` runs end to end and writes its CSV and PNG (mildew: skipped if absent)."""
     import importlib
