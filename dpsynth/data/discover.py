@@ -16,8 +16,7 @@ categorical)):
    noise.  Text above 4 noise scales and 1% of the noisy non-null total makes
    the column categorical; a noisy null count above 2 scales declares
    ``missing: category``; a noisy fractional count under 4 scales or 10% of
-   the numbers makes it integral (over 4 scales it is binned, never an
-   ``integer`` column, which would refuse fractional values).  (A column with fewer nulls than that gets
+   the numbers makes it integral (decoded to integers).  (A column with fewer nulls than that gets
    ``missing: error`` and the release refuses its nulls: hint
    ``missing: category``.)
 2. **categorical**: partition selection (threshold from δ_c) over the observed
@@ -33,10 +32,11 @@ categorical)):
    the exponential mechanism (Smith 2011 rank utility,
    :func:`dpsynth.privacy.selection.quantile_mechanism`) on about 1000 round
    public points between the bounds.  An integral column whose bounds span at
-   most ``2·bins`` values becomes an ``integer`` column (one value per integer:
-   treated like categories, no further budget); a column hinted ``integer``
-   whose learned bounds span more than ``max(2·bins, max_categories)`` values is
-   binned instead.
+   most ``2·bins`` values gets one bin around each integer (treated like
+   categories, no further budget; a learned ``integer`` column would refuse
+   stray fractional values); a column hinted ``type: integer`` is an
+   ``integer`` column unless its learned bounds span more than
+   ``max(2·bins, max_categories)`` values, in which case it is binned.
 
 The schema has ``unknown: other``: values outside the released categories go
 to the other-bucket and numbers outside the bounds are clamped to the end bins.
@@ -81,7 +81,7 @@ KIND_CUT, NULL_CUT, FRACTION_SHARE = 4.0, 2.0, 0.1
 positive from a zero count has probability e^-4/2 < 1%); nulls when it exceeds NULL_CUT scales (e^-2/2 = 7%:
 an unneeded null value costs one cell, a missed one makes the release refuse the table).  A numeric column is
 integral (decoded to integers) unless its noisy fractional count exceeds both KIND_CUT scales and
-FRACTION_SHARE of its numbers; when it exceeds KIND_CUT scales it is binned, never an integer column."""
+FRACTION_SHARE of its numbers."""
 
 BUCKET_MISS = 0.01
 """Probability that some empty logarithmic bucket passes the cut and widens the bounds."""
@@ -306,7 +306,6 @@ class _Column:
         self.name, self.hint, self.profile, self.ledger, self.rng, self.spec = name, hint, profile, ledger, rng, spec
         self.l1 = neighbouring.histogram_l1
         self.learned: list[str] = []
-        self.fractions = False
 
     def run(self, eps: float, delta: float) -> dict:
         h = self.hint
@@ -340,7 +339,6 @@ class _Column:
             self.learned.append(f"missing: {missing} (noisy null count)")
         if integral is None and kind != "categorical":
             integral = frac <= max(cut, FRACTION_SHARE * (whole + frac))
-            self.fractions = frac > cut  # some fractional values may exist: bin, never an integer column
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
         return kind, missing, integral
 
@@ -373,14 +371,13 @@ class _Column:
             hi = max(hi, lo + 1)
         values = hi - lo + 1
         too_wide = kind == "integer" and h.lower is None and values > max(2 * bins, self.spec.max_categories)
-        few = integral and h.bins is None and values <= 2 * bins
-        if few and self.fractions and kind != "integer":  # one bin per integer that also holds fractions
-            self.learned.append("few integers between the bounds: one bin around each (fractions may exist)")
-            return {"type": "numeric", "edges": [_plain(e) for e in np.arange(lo, hi + 2) - 0.5], "integer": True}
-        if (kind == "integer" and not too_wide) or few:
-            if kind != "integer":
-                self.learned.append("integer type: few values between the bounds, one per integer")
+        if kind == "integer" and not too_wide:  # the hint says integer: one value per integer
             return {"type": "integer", "lower": int(lo), "upper": int(hi)}
+        if kind != "integer" and integral and h.bins is None and values <= 2 * bins:
+            # Treated like categories: one bin around each integer (a learned 'integer' column would
+            # refuse the stray fractional values that the noisy kind counts cannot rule out).
+            self.learned.append("few integers between the bounds: one bin around each")
+            return {"type": "numeric", "edges": [_plain(e) for e in np.arange(lo, hi + 2) - 0.5], "integer": True}
         if too_wide:
             self.learned.append(f"{int(values)} integers between the learned bounds: binned (numeric, integer: true)")
         if self.spec.edges == "equal" or bins == 1:

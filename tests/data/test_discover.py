@@ -46,7 +46,7 @@ def test_discovered_schema_is_a_valid_config_section_that_encodes_the_table():
     found, ledger = _discover(table, {"epsilon": 5.0, "delta": 1e-6})
     cols = found.schema["columns"]
     assert cols["colour"]["type"] == "categorical" and sorted(cols["colour"]["categories"]) == ["blue", "green", "red"]
-    assert cols["flag"] == {"type": "integer", "lower": 0, "upper": 1, "missing": "error"}
+    assert cols["flag"] == {"type": "numeric", "edges": [-0.5, 0.5, 1.5], "integer": True, "missing": "error"}
     assert cols["age"]["type"] == "numeric" and cols["age"]["integer"] is True
     assert cols["score"]["type"] == "numeric" and "integer" not in cols["score"]
     assert found.schema["unknown"] == "other"
