@@ -22,7 +22,7 @@ demo: $(STAMP)
 	    -r demo_out/adult_synth.report.json --marginals demo_out/adult_noisy_marginals.csv --force
 	@echo "--- report summary (demo_out/adult_synth.report.json)"
 	@$(BIN)/python -c "import json; r=json.load(open('demo_out/adult_synth.report.json')); p=r['privacy']; \
-	print('algorithm', r['algorithm']['name'], '| epsilon spent', f"{p['epsilon_spent']:.4g}", 'of', p['epsilon_requested'], \
+	print('algorithm', r['algorithm']['name'], '| epsilon spent', format(p['epsilon_spent'], '.4g'), 'of', p['epsilon_requested'], \
 	'|', p['composition']['theorem'], 'composition |', len(r['ledger']), 'ledger entries |', r['output']['rows'], 'rows')"
 	$(BIN)/dpsynth evaluate -c configs/adult.yaml --real sample_data/adult.csv --synthetic demo_out/adult_synth.csv \
 	    --marginals demo_out/adult_noisy_marginals.csv --k 1,2,3 --json demo_out/adult_eval.json --plot demo_out/adult_eval.png --force
@@ -37,7 +37,7 @@ demo-discover: $(STAMP)
 	$(BIN)/dpsynth release -c configs/adult-discover.yaml -i sample_data/adult.csv -o demo_out/adult_discover_synth.csv \
 	    -r demo_out/adult_discover_synth.report.json --force
 	@$(BIN)/python -c "import json; r=json.load(open('demo_out/adult_discover_synth.report.json')); p=r['privacy']; \
-	d=p['discovery']; print('epsilon spent', p['epsilon_spent'], 'of', p['epsilon_requested'], '| discovery', \
+	d=p['discovery']; print('epsilon spent', format(p['epsilon_spent'], '.4g'), 'of', p['epsilon_requested'], '| discovery', \
 	round(d['epsilon_spent'], 6), '| release budget', round(d['release_epsilon_budget'], 6), '|', \
 	sum(c['stage'] == 'discover' for c in r['ledger']), 'discovery charges of', len(r['ledger']), 'in the ledger')"
 
