@@ -68,7 +68,7 @@ ASSUMED_ROWS = 100_000
 MB = 1 << 20
 
 # Coefficients fitted by benchmarks/bench_plan.py (peak RSS of child processes on Adult and NLTCS).
-_BASE = 136 * MB  # interpreter, numpy, pandas, pyarrow, the CLI
+_BASE = 160 * MB  # interpreter, numpy, pandas, pyarrow, scipy (estimator), the CLI
 _BASE_DUALQUERY = 40 * MB  # PuLP and the solver interface
 _INPUT_CELL = 50  # numpy engine: the parsed table (object strings) and its codes, per input cell
 _STREAM_BATCH = 64 * MB  # stream engine: one record batch and its codes
@@ -88,8 +88,8 @@ _QUERY_INT = 16  # DualQuery: per conjunction and literal
 # about 8 jobs (load ~10), so an idle machine is several times faster.
 _T_ROW = 4e-6  # read and encode, per input cell
 _T_MARGINAL = 0.04  # fitting the factored synthesis model, per released marginal and 10 passes
-_T_PGM_MODEL = 2.7e-5  # the pgm estimator, per junction-tree cell and iteration
-_T_PGM_CELL = 8e-7  # the pgm estimator, per measured cell and iteration
+_T_PGM_MODEL = 3.5e-6  # the pgm estimator, per junction-tree cell and iteration
+_T_PGM_CELL = 1e-8  # the pgm estimator, per measured cell and iteration
 _T_CELL_LAPLACE = 1e-6  # count and noise, per workload cell
 _T_CELL_MWEM = 4e-8  # scoring, per candidate cell and round
 _T_CELL_IREDUCT = 2e-5  # per workload cell (several noise-down rounds and the fit)
