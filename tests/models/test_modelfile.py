@@ -281,19 +281,3 @@ def test_every_model_kind_survives_the_file(algorithm, kind, tiny_raw_config, ti
     assert back.sha256 == result.report["model"]["sha256"]
     assert back.sample(3000, rng=np.random.default_rng(1)).equals(result.model.sample(3000, rng=np.random.default_rng(1)))
 
-
-def test_model_parameters_are_post_processing_of_the_stored_measurements(tiny_raw_config, tiny_table):
-    """Privacy: refitting the file's own noisy measurements (public config, no data) reproduces the file's
-    parameters bit for bit, so nothing but mechanism outputs reached them (a model fitted to the true
-    counts, or to anything else from the table, would fail here)."""
-    from dpsynth.models.synthesis import fit_model
-
-    cfg = parse_config(tiny_raw_config)  # laplace, n public
-    result = dpsynth.release(tiny_table, cfg, rng=np.random.default_rng(8))
-    back = model_from_bytes(result.model.to_bytes())
-    total = back.model.total  # n is public under this configuration (report: privacy.n.mode)
-    assert back.privacy["n"]["mode"] == "public"
-    refit, _, _ = fit_model(cfg.domain, back.measurements, total=total, **cfg.params.synthesis_kwargs())
-    stored, refitted = model_to_arrays(back.model), model_to_arrays(refit)
-    assert stored[0] == refitted[0]
-    assert all(np.array_equal(stored[1][k], refitted[1][k]) for k in stored[1])
