@@ -36,6 +36,7 @@ a busy 2-core machine): read it as an order of magnitude.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable
@@ -266,10 +267,43 @@ def _laplace(f: _Facts) -> AlgorithmPlan:
     )
 
 
+def _mwem_pgm(f: _Facts, p) -> AlgorithmPlan:
+    from dpsynth.algorithms.mwem_pgm import candidates as pgm_candidates
+    from dpsynth.models.junction import BYTES_PER_CELL
+
+    T = p.iterations
+    cands = len(pgm_candidates(f.config.marginals))
+    weights = [p.init_fraction] + [(1 - p.init_fraction) / T * p.select_fraction,
+                                   (1 - p.init_fraction) / T * (1 - p.select_fraction)] * T
+    parts = split_budget(f.epsilon, weights)
+    unit = "rho" if p.accounting == "zcdp" else "epsilon"
+    stages = [("mwem-init", f"{unit} fraction {p.init_fraction:g} over the {len(f.config.domain)} 1-way marginals"),
+              ("mwem-select", f"about {T} rounds, epsilon {parts[1]:.4g} each at first (exponential mechanism); "
+                              "later rounds get more when the model stops improving"),
+              ("mwem-measure", f"about {T} rounds, epsilon {parts[2]:.4g} each at first")]
+    memory = {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "graphical model (up to model_cells)": BYTES_PER_CELL * p.model_cells,
+    }
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds",
+        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each measured marginal, first rounds",
+        notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)"],
+    )
+
+
 def _mwem(f: _Facts) -> AlgorithmPlan:
-    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations
+    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations, variant_of
 
     p = f.config.params
+    variant = variant_of(p, bool(f.config.workload.ranges))
+    zcdp = p.accounting == "zcdp" or (p.accounting == "auto" and variant == "pgm" and f.config.privacy.delta > 0)
+    p = p.resolved(variant, "zcdp" if zcdp else "pure")
+    if variant == "pgm":
+        return _mwem_pgm(f, p)
     m = len(f.marginal_cells)
     candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
     candidates += sum(len(rq) for rq in f.config.workload.ranges)
@@ -382,7 +416,20 @@ def _fourier(f: _Facts) -> AlgorithmPlan:
     )
 
 
+def _auto(f: _Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms import auto, get_algorithm
+
+    name, raw, why = auto.choose(workload=f.config.marginals, delta=f.config.privacy.delta, n=float(f.rows),
+                                 epsilon=f.epsilon, sizes=f.config.domain.sizes)
+    params = get_algorithm(name).parse_params({**raw, "sampling": f.config.params.sampling})
+    chosen = dataclasses.replace(f, config=dataclasses.replace(f.config, algorithm=name, params=params))
+    out = PREDICTORS[name](chosen)
+    out.notes = [f"auto chooses {name}: {why[-1]}", *out.notes]
+    return out
+
+
 PREDICTORS: dict[str, Callable[[_Facts], AlgorithmPlan]] = {
+    "auto": _auto,
     "fourier": _fourier,
     "laplace": _laplace,
     "mwem": _mwem,

@@ -50,6 +50,7 @@ privacy, and the report says how many were removed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.mwem_pgm import fit_pgm
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
@@ -71,32 +73,62 @@ __all__ = ["Params", "composition", "parse_params", "preflight", "run"]
 _P = "algorithm.params"
 
 
+_VARIANT_DEFAULTS = {
+    "paper": {"select_fraction": 0.5, "init_fraction": 0.2},  # iterations: effective_iterations
+    "pgm": {"iterations": 20, "select_fraction": 0.1, "init_fraction": 0.1},
+}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Params:
-    """MWEM settings; defaults chosen by the measurements in docs/mwem.md."""
+    """MWEM settings; defaults chosen by the measurements in docs/mwem.md and docs/estimator.md.
 
-    iterations: int | None = None  # None: DEFAULT_ITERATIONS, or fewer when there are fewer candidates
+    ``variant``: ``pgm`` (the estimator in the loop, :mod:`dpsynth.algorithms.mwem_pgm`) or
+    ``paper`` (Figure 1 + §2.3.2 with the product-of-factors model); unset: ``pgm``, or
+    ``paper`` when the workload has ranges, ``marginal_queries`` is not ``cuboids`` or ``init`` is ``cells``.
+    ``iterations``, ``select_fraction`` and ``init_fraction`` unset take the variant's
+    default (:data:`_VARIANT_DEFAULTS`).  ``accounting: auto``: zCDP with Gaussian noise
+    when δ > 0 and the variant is not ``paper``, else pure ε-DP with Laplace noise.
+    ``model_cells``, ``round_iterations``, ``final_iterations``, ``sampling``: the
+    ``pgm`` variant's model bound, mirror-descent steps per round and at the end, and
+    sampling method.
+    """
+
+    variant: Literal["pgm", "paper"] | None = None
+    iterations: int | None = None
     mw_passes: int = 20
-    select_fraction: float = 0.5
+    select_fraction: float | None = None
     init: Literal["uniform", "noisy", "cells"] = "noisy"
-    init_fraction: float = 0.2
+    init_fraction: float | None = None
     max_factor_cells: int = 250_000
     bias_cells: bool = False
     marginal_queries: Literal["cuboids", "cells", "none"] = "cuboids"
     output: Literal["final", "average"] = "final"
     reselect: bool = False
-    accounting: Literal["pure", "zcdp"] = "pure"
+    accounting: Literal["auto", "pure", "zcdp"] = "auto"
     tolerance: float = 0.0
     clip: bool = True
+    model_cells: int = 200_000
+    round_iterations: int = 30
+    final_iterations: int = 200
+    sampling: Literal["iid", "systematic"] = "iid"
+
+    def resolved(self, variant: str, accounting: str) -> Params:
+        """A copy with the variant, its defaults and the accounting filled in."""
+        fill = {k: v for k, v in _VARIANT_DEFAULTS[variant].items() if getattr(self, k) is None}
+        return dataclasses.replace(self, variant=variant, accounting=accounting, **fill)
 
     def __post_init__(self) -> None:
+        for key in ("model_cells", "round_iterations", "final_iterations"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{_P}.{key}: must be >= 1, got {getattr(self, key)}")
         if self.iterations is not None and self.iterations < 1:
             raise ConfigError(f"{_P}.iterations: must be >= 1, got {self.iterations}")
         if self.mw_passes < 0:
             raise ConfigError(f"{_P}.mw_passes: must be >= 0, got {self.mw_passes}")
-        if not 0 < self.select_fraction < 1:
+        if self.select_fraction is not None and not 0 < self.select_fraction < 1:
             raise ConfigError(f"{_P}.select_fraction: must be in (0, 1), got {self.select_fraction!r}")
-        if not 0 < self.init_fraction < 1:
+        if self.init_fraction is not None and not 0 < self.init_fraction < 1:
             raise ConfigError(f"{_P}.init_fraction: must be in (0, 1), got {self.init_fraction!r}")
         if not self.tolerance >= 0:
             raise ConfigError(f"{_P}.tolerance: must be >= 0, got {self.tolerance!r}")
@@ -122,7 +154,11 @@ def effective_iterations(params: Params, candidates: int) -> int:
 
 
 def composition(params: Params, privacy):
-    """Basic composition for ``accounting: pure``; zCDP (needs δ > 0) for ``accounting: zcdp``."""
+    """Basic composition for ``accounting: pure``; zCDP (needs δ > 0) for ``accounting: zcdp``;
+    ``auto``: zCDP when δ > 0 and the variant is not ``paper``."""
+    if params.accounting == "auto":
+        use_zcdp = privacy.delta > 0 and params.variant != "paper"
+        return ZCDPComposition() if use_zcdp else BasicComposition()
     if params.accounting == "pure":
         return BasicComposition()
     if not privacy.delta > 0:
@@ -258,6 +294,18 @@ def _rho_of(epsilon: float, delta: float) -> float:
     """Largest ρ with ρ + 2·sqrt(ρ·ln(1/δ)) ≤ ε (inverse of Bun & Steinke Prop. 1.3)."""
     L = math.log(1.0 / delta)
     return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+
+
+def _available(ctx: AlgorithmContext, zcdp: bool) -> float:
+    """What the rounds may spend: ε left (pure) or ρ left of the configured (ε, δ) (zCDP)."""
+    ledger = ctx.ledger
+    if not zcdp:
+        return ledger.remaining()
+    spent = sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in ledger.charges)
+    avail = (_rho_of(ledger.epsilon, ledger.delta) - spent) * (1 - 1e-9)  # margin for float sums
+    if avail <= 0:
+        raise ConfigError("privacy.epsilon: nothing left for mwem after the row count")
+    return avail
 
 
 class _Budget:
@@ -418,8 +466,35 @@ class Fit:
         return MixtureModel(self.snapshots) if self.snapshots else self.model
 
 
+def variant_of(params: Params, has_ranges: bool) -> str:
+    """The variant that runs: ``params.variant``, or ``pgm`` unless ranges or cell queries need ``paper``."""
+    if params.variant is not None:
+        return params.variant
+    return "paper" if has_ranges or params.marginal_queries != "cuboids" or params.init == "cells" else "pgm"
+
+
+def resolve(ctx: AlgorithmContext, params: Params) -> Params:
+    """The parameters of this run: variant (:func:`variant_of`), its defaults, and the accounting
+    the ledger was built with."""
+    variant = variant_of(params, ctx.queries is not None and bool(list(ctx.queries.ranges)))
+    if variant == "pgm" and params.marginal_queries != "cuboids":
+        raise ConfigError(f"{_P}.marginal_queries: variant pgm measures whole marginals (cuboids); "
+                          "use variant: paper for cells or ranges")
+    zcdp = isinstance(ctx.ledger.composition, ZCDPComposition)
+    return params.resolved(variant, "zcdp" if zcdp else "pure")
+
+
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    """MWEM release: :func:`fit`; the pipeline samples ``ctx.rows`` rows from the output distribution."""
+    """MWEM release: :func:`fit` (``paper``) or :func:`~dpsynth.algorithms.mwem_pgm.fit_pgm` (``pgm``);
+    the pipeline samples ``ctx.rows`` rows from the released model."""
+    params = resolve(ctx, params)
+    if params.variant == "pgm":
+        if ctx.queries is not None and list(ctx.queries.ranges):
+            raise ConfigError(f"{_P}.variant: pgm measures marginals only; use variant: paper with workload.ranges")
+        zcdp = params.accounting == "zcdp"
+        model, released, details, warnings = fit_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp),
+                                                     rng=rng)
+        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings)
     result = fit(ctx, params, rng=rng)
     return AlgorithmOutput(model=result.output, marginals=result.released, details=result.details,
                            warnings=result.warnings)
@@ -427,6 +502,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
 
 def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> Fit:
     """The T rounds of select / measure / update (Figure 1 with the §2.3.2 options)."""
+    params = resolve(ctx, dataclasses.replace(params, variant="paper"))
     fams = _families(ctx, params)
     total_candidates = sum(len(f) for f in fams)
     T = effective_iterations(params, total_candidates)
@@ -537,8 +613,9 @@ SPEC = AlgorithmSpec(
     run=run,
     composition=composition,
     workload=frozenset({"marginals", "ranges"}),
-    audit_params=({}, {"accounting": "zcdp"}, {"marginal_queries": "cells"}, {"output": "average"},
-                  {"init": "cells"}),
+    audit_params=({}, {"accounting": "zcdp"}, {"variant": "paper"}, {"variant": "paper", "accounting": "zcdp"},
+                  {"marginal_queries": "cells"}, {"output": "average", "variant": "paper"},
+                  {"init": "cells", "variant": "paper"}),
     releases_marginals=False,
     preflight=preflight,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",

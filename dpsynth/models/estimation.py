@@ -149,7 +149,7 @@ def _loss_and_grad(model: GraphicalModel, measurements, where, loss: str):
     for m, idx in zip(measurements, where):  # loop over measurements, vectorised over cells
         c = model.cliques[idx]
         if probs[idx] is None:
-            probs[idx] = np.exp(model.beliefs()[idx])
+            probs[idx] = model.probabilities()[idx]
         keep = sorted(m.attrs)
         axes = tuple(i for i, a in enumerate(c) if a not in keep)
         mu = (probs[idx].sum(axis=axes) if axes else probs[idx]) * model.total  # over sorted attrs

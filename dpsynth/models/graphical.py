@@ -226,31 +226,50 @@ class GraphicalModel:
             raise ValueError("graphical model: the potentials give no mass anywhere")
         return model
 
-    def beliefs(self) -> list[np.ndarray]:
-        """Normalised log-marginal of every clique (log probabilities; cached until potentials change)."""
+    def probabilities(self) -> list[np.ndarray]:
+        """Normalised marginal probabilities of every clique (cached until the potentials change)."""
         if self._beliefs is None:
             self._beliefs = self._calibrate()
         return self._beliefs
 
+    def beliefs(self) -> list[np.ndarray]:
+        """Log of :meth:`probabilities` (−inf for impossible cells)."""
+        with np.errstate(divide="ignore"):
+            return [np.log(p) for p in self.probabilities()]
+
     def _calibrate(self) -> list[np.ndarray]:
-        cl, theta = self.cliques, self.log_potentials
-        incoming: list[np.ndarray] = [t.copy() for t in theta]
+        """Sum-product on the tree with potentials exp(θ_C − max θ_C); messages are rescaled to
+        sum 1 (a constant per message cancels when each belief is normalised), so nothing
+        overflows.  Downward messages divide the parent's belief by the upward one; where that
+        is 0 the child's belief is 0 whatever the quotient, so 0/0 is taken as 0."""
+        cl = self.cliques
+        belief = []
+        for t in self.log_potentials:
+            top = np.max(t)
+            belief.append(np.exp(t - (top if np.isfinite(top) else 0.0)))
         up: dict[int, np.ndarray] = {}
         for i, parent in reversed(self._order):  # leaves first; loop over cliques
             if parent < 0:
                 continue
             sep = [a for a in cl[i] if a in cl[parent]]
-            up[i] = logsumexp_to(incoming[i], cl[i], sep)
-            incoming[parent] = incoming[parent] + expand(up[i], sep, cl[parent])
-        for i, parent in self._order:  # root first: incoming[parent] is its final belief
+            msg = _sum_to(belief[i], cl[i], sep)
+            msg = msg / max(float(msg.max()), 1e-300)
+            up[i] = msg
+            belief[parent] = belief[parent] * expand(msg, sep, cl[parent])
+        for i, parent in self._order:  # root first: belief[parent] is final
             if parent < 0:
                 continue
             sep = [a for a in cl[i] if a in cl[parent]]
-            down = logsumexp_to(incoming[parent] - expand(up[i], sep, cl[parent]), cl[parent], sep)
-            incoming[i] = incoming[i] + expand(down, sep, cl[i])
-        log_z = logsumexp_to(incoming[0], cl[0], [])
-        log_z = float(np.asarray(log_z).reshape(()))
-        return [b - log_z for b in incoming]
+            num = _sum_to(belief[parent], cl[parent], sep)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                down = np.where(up[i] > 0, num / up[i], 0.0)
+            down = down / max(float(down.max()), 1e-300)
+            belief[i] = belief[i] * expand(down, sep, cl[i])
+        out = []
+        for b in belief:
+            z = float(b.sum())
+            out.append(b / z if z > 0 else b)
+        return out
 
     def marginal(self, attrs: Sequence[int]) -> np.ndarray:
         """Counts (summing to ``total``) of the marginal over ``attrs`` in the given order.
@@ -262,14 +281,74 @@ class GraphicalModel:
             return np.array(self.total)
         i = self.clique_of(attrs)
         c = self.cliques[i]
-        probs = np.exp(self.beliefs()[i])
+        probs = self.probabilities()[i]
         keep = sorted(attrs)
         out = _sum_to(probs, c, keep)
         return self.total * out.transpose([keep.index(a) for a in attrs])
 
+    def project(self, attrs: Sequence[int]) -> np.ndarray:
+        """Counts of the marginal over any ``attrs`` (given order), exactly.
+
+        Inside one clique: a sum of its belief.  Otherwise variable elimination over the
+        smallest subtree joining cliques that hold the attributes: each clique contributes
+        P(C | separator with its parent), messages keep only the wanted attributes and the
+        separators (cost about the cells of one clique times the wanted attributes' cells).
+        """
+        attrs = tuple(int(a) for a in attrs)
+        want = set(attrs)
+        if not attrs or any(want <= set(c) for c in self.cliques):
+            return self.marginal(attrs)
+        root = max(range(len(self.cliques)), key=lambda i: (len(want & set(self.cliques[i])), -i))
+        parent = self._rooted(root)
+        keep_nodes = {root}
+        for a in want - set(self.cliques[root]):
+            node = min((i for i, c in enumerate(self.cliques) if a in c), key=lambda i: self._depth(i, parent))
+            while node not in keep_nodes:
+                keep_nodes.add(node)
+                node = parent[node]
+        probs = self.probabilities()
+        order = sorted(keep_nodes, key=lambda i: -self._depth(i, parent))  # deepest first
+        msgs: dict[int, tuple[list[int], np.ndarray]] = {}
+        for i in order:  # loop over the subtree's cliques
+            c = list(self.cliques[i])
+            vars_, arr = c, probs[i]
+            if i != root:
+                sep = [a for a in c if a in self.cliques[parent[i]]]
+                denom = _sum_to(arr, c, sep)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    arr = np.where(expand(denom, sep, c) > 0, arr / expand(denom, sep, c), 0.0)
+            for j in [j for j in keep_nodes if parent.get(j) == i]:
+                vars_, arr = _multiply(vars_, arr, *msgs.pop(j))
+            out = sorted(want | set(self.cliques[parent[i]]) & set(c)) if i != root else sorted(want)
+            keep = [a for a in vars_ if a in out]
+            msgs[i] = (keep, _sum_to(arr, vars_, keep))
+        keep, arr = msgs[root]
+        return self.total * arr.transpose([keep.index(a) for a in attrs])
+
+    def _rooted(self, root: int) -> dict[int, int]:
+        adj: dict[int, list[int]] = {i: [] for i in range(len(self.cliques))}
+        for i, j in self.edges:
+            adj[i].append(j)
+            adj[j].append(i)
+        parent, frontier = {root: -1}, [root]
+        while frontier:
+            i = frontier.pop()
+            for j in adj[i]:
+                if j not in parent:
+                    parent[j] = i
+                    frontier.append(j)
+        return parent
+
+    @staticmethod
+    def _depth(i: int, parent: dict[int, int]) -> int:
+        d = 0
+        while parent[i] >= 0:
+            i, d = parent[i], d + 1
+        return d
+
     def clique_marginals(self) -> list[np.ndarray]:
         """Counts of every clique of the tree (each sums to ``total``)."""
-        return [self.total * np.exp(b) for b in self.beliefs()]
+        return [self.total * p for p in self.probabilities()]
 
     # ------------------------------------------------------------------ sampling
     def sample(self, rows: int, *, rng: np.random.Generator, method: str | None = None) -> np.ndarray:
@@ -287,7 +366,7 @@ class GraphicalModel:
         codes = np.zeros((rows, len(self.sizes)), dtype=code_dtype(self.sizes))
         if rows == 0:
             return codes
-        beliefs = self.beliefs()
+        probabilities = self.probabilities()
         done: set[int] = set()
         for i, parent in self._order:  # loop over cliques, vectorised over rows
             c = self.cliques[i]
@@ -295,7 +374,7 @@ class GraphicalModel:
             new = [a for a in c if a not in done]
             if not new:
                 continue
-            probs = np.exp(beliefs[i]).transpose([c.index(a) for a in sep + new])
+            probs = probabilities[i].transpose([c.index(a) for a in sep + new])
             cond = probs.reshape(math.prod(self.shape(sep)), math.prod(self.shape(new)))
             group = (np.ravel_multi_index(tuple(codes[:, sep].T.astype(np.int64)), self.shape(sep)) if sep
                      else np.zeros(rows, dtype=np.int64))
@@ -316,6 +395,12 @@ def _ints(value, what: str) -> list[int]:
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
         raise ValueError(f"graphical model: {what} must hold non-negative integers")
     return [int(v) for v in value]
+
+
+def _multiply(va: list[int], a: np.ndarray, vb: list[int], b: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """Product of two factors over the sorted union of their attributes."""
+    union = sorted(set(va) | set(vb))
+    return union, expand(a, va, union) * expand(b, vb, union)
 
 
 def _sum_to(probs: np.ndarray, attrs: Sequence[int], keep: Sequence[int]) -> np.ndarray:

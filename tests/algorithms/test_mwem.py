@@ -64,7 +64,7 @@ def small():
     ({"init": "zeros"}, "algorithm.params.init: must be one of uniform, noisy, cells, got 'zeros'"),
     ({"passes": 3}, "algorithm.params.passes: unknown key"),
     ({"tolerance": -0.5}, "algorithm.params.tolerance: must be >= 0, got -0.5"),
-    ({"accounting": "rdp"}, "algorithm.params.accounting: must be one of pure, zcdp, got 'rdp'"),
+    ({"accounting": "rdp"}, "algorithm.params.accounting: must be one of auto, pure, zcdp, got 'rdp'"),
 ])
 def test_params_validation(raw, msg):
     with pytest.raises(ConfigError, match=re.escape(msg)):
@@ -82,7 +82,7 @@ def test_zcdp_needs_delta():
 
 def test_too_many_iterations(small):
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 7})
+    params = mwem.parse_params({"variant": "paper", "iterations": 7})
     with pytest.raises(ConfigError, match=re.escape(
         "algorithm.params.iterations: 7 rounds but only 6 candidate queries "
         "(lower iterations, leave it unset, or set reselect: true)"
@@ -116,7 +116,7 @@ def test_default_iterations_adapt_to_the_candidates(small):
 def test_ledger_sums_to_epsilon(small, raw, nb):
     """Every draw is charged, the charges add up to ε, and sensitivities follow the neighbouring relation."""
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 5, **raw})
+    params = mwem.parse_params({"variant": "paper", "iterations": 5, **raw})
     ctx = _ctx(domain, codes, wl, epsilon=0.7, neighbouring=nb)
     out = mwem.run(ctx, params, rng=np.random.default_rng(1))
     eps, delta = ctx.ledger.spent()
@@ -138,7 +138,7 @@ def test_ledger_sums_to_epsilon(small, raw, nb):
 def test_zcdp_ledger(small):
     """zCDP: Gaussian measurements, ε²/8 selections; total converted ε equals the budget (margin 1e-9 in ρ)."""
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 4, "accounting": "zcdp"})
+    params = mwem.parse_params({"variant": "paper", "iterations": 4, "accounting": "zcdp"})
     ctx = _ctx(domain, codes, wl, epsilon=1.0, delta=1e-6, composition=ZCDPComposition())
     mwem.run(ctx, params, rng=np.random.default_rng(2))
     eps, delta = ctx.ledger.spent()
@@ -162,7 +162,7 @@ def test_selection_frequencies_chi_square(small):
     counts = ArrayCounts(codes, domain)
     scores = np.array([np.abs(400 / counts.marginal(m).size - counts.marginal(m)).sum() for m in wl])
     eps = 0.02
-    params = mwem.parse_params({"iterations": 1, "init": "uniform", "mw_passes": 0})
+    params = mwem.parse_params({"variant": "paper", "iterations": 1, "init": "uniform", "mw_passes": 0})
     logits = (eps * 0.5) * scores / 2.0
     p = np.exp(logits - logits.max())
     p /= p.sum()
@@ -181,7 +181,7 @@ def test_selection_frequencies_chi_square(small):
 # ------------------------------------------------------------------------ behaviour
 def test_seeded_reproducibility(small):
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 4})
+    params = mwem.parse_params({"variant": "paper", "iterations": 4})
     a = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(9))
     b = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(9))
     c = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(10))
@@ -193,7 +193,7 @@ def test_seeded_reproducibility(small):
 def test_factor_cap_removes_candidates(small):
     """With a 20-cell cap, 2-way marginals needing more are never selected; the report counts them."""
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 3, "max_factor_cells": 20})
+    params = mwem.parse_params({"variant": "paper", "iterations": 3, "max_factor_cells": 20})
     out = mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(4))
     assert out.details["largest_factor_cells"] <= 20
     big = [m for m in wl if domain.cells(m) > 20]  # sizes 3, 5, 6, 2: only (b, c) has 30 cells
@@ -205,7 +205,7 @@ def test_factor_cap_removes_candidates(small):
 
 def test_average_output_samples_all_rows(small):
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 3, "output": "average"})
+    params = mwem.parse_params({"variant": "paper", "iterations": 3, "output": "average"})
     ctx = dataclasses.replace(_ctx(domain, codes, wl), rows=123)
     out = mwem.run(ctx, params, rng=np.random.default_rng(0))
     assert isinstance(out.model, MixtureModel) and len(out.model.components) == 3
@@ -222,7 +222,7 @@ def test_mwem_beats_independence_on_correlated_data(small):
     over 15 cells is < 0.02 of n = 400).
     """
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 6, "mw_passes": 50})
+    params = mwem.parse_params({"variant": "paper", "iterations": 6, "mw_passes": 50})
     out = mwem.run(_ctx(domain, codes, wl, epsilon=50.0), params, rng=np.random.default_rng(0))
     true = ArrayCounts(codes, domain).marginal((0, 1)) / 400
     syn = ArrayCounts(out.model.sample(400, rng=np.random.default_rng(1)), domain).marginal((0, 1)) / 400
@@ -266,7 +266,7 @@ def test_range_config_errors(small, raw, msg):
 def test_mwem_with_ranges_only(small):
     domain, codes, wl = small
     extra = {"ranges": {"count": 30, "columns": ["b", "c"], "seed": 1}}
-    params = mwem.parse_params({"iterations": 5, "marginal_queries": "none"})
+    params = mwem.parse_params({"variant": "paper", "iterations": 5, "marginal_queries": "none"})
     ctx = _ctx(domain, codes, wl, extra=extra, neighbouring=Neighbouring.REPLACE_ONE)
     out = mwem.run(ctx, params, rng=np.random.default_rng(0))
     assert out.details["query_classes"] == {"range": 30}
@@ -278,7 +278,7 @@ def test_mwem_with_ranges_only(small):
 
 def test_marginal_queries_none_needs_ranges(small):
     domain, codes, wl = small
-    params = mwem.parse_params({"marginal_queries": "none"})
+    params = mwem.parse_params({"variant": "paper", "marginal_queries": "none"})
     with pytest.raises(ConfigError, match=re.escape(
         "algorithm.params.marginal_queries: is 'none' but workload.ranges is not set; there is nothing to query"
     )):
@@ -294,7 +294,7 @@ def test_range_queries_describe(small):
 # ------------------------------------------------------------------------------- CLI
 def _write_config(tmp_path, src, params, marginals=None):
     raw = yaml.safe_load((ROOT / "configs" / src).read_text())
-    raw["algorithm"]["params"] = params
+    raw["algorithm"]["params"] = {"variant": "paper", **params}
     if marginals:
         raw["workload"]["marginals"] = marginals
     path = tmp_path / "cfg.yaml"
@@ -332,7 +332,7 @@ def test_cli_release_adult_defaults(tmp_path, runner):
 def test_fit_exposes_the_model_and_released_marginals(small):
     """fit(): the released marginals are the 4 noisy 1-way ones plus one per round (unclipped)."""
     domain, codes, wl = small
-    params = mwem.parse_params({"iterations": 3, "output": "average"})
+    params = mwem.parse_params({"variant": "paper", "iterations": 3, "output": "average"})
     res = mwem.fit(_ctx(domain, codes, wl), params, rng=np.random.default_rng(0))
     assert [m.attrs for m in res.released[:4]] == [(0,), (1,), (2,), (3,)]
     assert len(res.released) == 7 and len(res.snapshots) == 3

@@ -54,6 +54,19 @@ def test_belief_propagation_is_exact():
         np.testing.assert_allclose(model.marginal(attrs), want, rtol=1e-10)
 
 
+def test_project_any_attributes_is_exact():
+    """Marginals across cliques (variable elimination on a subtree) equal brute force."""
+    rng = np.random.default_rng(11)
+    sizes = (2, 3, 2, 3, 2, 2)
+    cliques = [(0, 1), (1, 2), (2, 3), (3, 4), (1, 5)]
+    thetas = [rng.normal(size=[sizes[a] for a in c]) for c in cliques]
+    model = GraphicalModel(sizes, cliques, thetas, total=7.0)
+    p = _joint(sizes, cliques, thetas)
+    for attrs in [(0, 4), (4, 0, 5), (0, 2, 3), (5, 3), (1,), (2, 0, 4, 5)]:
+        want = _counts(p, attrs, 7.0).transpose(np.argsort(np.argsort(attrs)))
+        np.testing.assert_allclose(model.project(attrs), want, rtol=1e-9)
+
+
 def test_recovers_exact_marginals_without_noise():
     """Consistent noise-free marginals of a positive distribution are reproduced (optimisation
     tolerance: L1 distance ≤ 1e-3 of n per marginal after convergence)."""
