@@ -27,6 +27,7 @@ _MODULES: dict[str, str] = {
     "twophase": "dpsynth.algorithms.twophase",
     "iresamp": "dpsynth.algorithms.iresamp",
     "fourier": "dpsynth.algorithms.fourier",
+    "auto": "dpsynth.algorithms.auto",
 }
 """Name -> module defining ``SPEC`` (imported on first use: modules import this package's ``base``)."""
 

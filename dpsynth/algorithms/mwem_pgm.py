@@ -39,6 +39,7 @@ mechanisms: per round one exponential mechanism and one noisy marginal.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -146,6 +147,9 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     """The rounds; returns (model, released marginals, details, warnings)."""
     sizes = tuple(ctx.domain.sizes)
     nb = ctx.neighbouring
+    cands = candidates(ctx.workload)
+    if not cands:  # nothing to select: the 1-way marginals get the whole budget
+        params = dataclasses.replace(params, init_fraction=1.0 - 1e-12)
     budget = _Budget(ctx, params, zcdp, total_budget)
     noise = "gaussian" if zcdp else "laplace"
     released: list[NoisyMarginal] = []
@@ -159,7 +163,6 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         measurements.append(LinearMeasurement((a,), values, sd))
     fit_kw = {"total": ctx.n, "max_cells": params.model_cells, "coarsen": True}
     model = estimate(sizes, measurements, iterations=params.round_iterations, **fit_kw).model
-    cands = candidates(ctx.workload)
     true = {c: ctx.counts.marginal(c) for c in cands}
     cells = {c: true[c].size for c in cands}
     selected, removed_by_size, grown = [], 0, 0

@@ -135,7 +135,7 @@ def released(tmp_path_factory):
             "count": {"type": "integer", "lower": 1, "upper": 4},
         }},
         "privacy": {"epsilon": 2.0},
-        "algorithm": {"name": "mwem", "params": {"iterations": 4}},
+        "algorithm": {"name": "mwem", "params": {"iterations": 4, "variant": "paper"}},
         "workload": {"marginals": {"k": 2}},
     }
     cfg = parse_config(raw)
@@ -268,11 +268,13 @@ def test_released_model_is_a_model_of_its_config(released):
     assert tuple(released.model.model.sizes) == released.model.config.domain.sizes
 
 
-@pytest.mark.parametrize(("algorithm", "kind"), [("laplace", "graphical"), ("mwem", "factored"),
+@pytest.mark.parametrize(("algorithm", "kind"), [("laplace", "graphical"), ("mwem", "graphical"), ("mwem:paper", "factored"),
                                                  ("dualquery", "records")])
 def test_every_model_kind_survives_the_file(algorithm, kind, tiny_raw_config, tiny_table):
-    raw = dict(tiny_raw_config, algorithm={"name": algorithm, "params": {"iterations": 2} if algorithm == "mwem"
-                                           else {}})
+    raw = dict(tiny_raw_config, algorithm={"name": algorithm.split(":")[0], "params": {"iterations": 2} if
+                                           algorithm.startswith("mwem") else {}})
+    if algorithm == "mwem:paper":
+        raw["algorithm"]["params"]["variant"] = "paper"
     if algorithm == "dualquery":
         raw["privacy"] = {"epsilon": 1.0, "delta": 1e-6}
     result = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(2))

@@ -460,7 +460,7 @@ def test_release_per_fold_errors(tiny_raw_config, tiny_table, runner, tiny_files
     with pytest.raises(UsageError, match=re.escape(
             "--release-per-fold needs --target (the class column of the Naive Bayes protocol)")):
         EvalOptions(release_per_fold=True)
-    cfg = parse_config({**tiny_raw_config, "algorithm": {"name": "mwem", "params": {"iterations": 9}}})
+    cfg = parse_config({**tiny_raw_config, "algorithm": {"name": "mwem", "params": {"iterations": 9, "variant": "paper"}}})
     from dpsynth.errors import ConfigError
 
     with pytest.raises(ConfigError, match=re.escape(

@@ -1,0 +1,38 @@
+"""``algorithm: auto``: the choice depends on public facts only and is reported."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dpsynth
+from dpsynth.algorithms import auto
+from dpsynth.config import parse_config
+from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
+
+
+def test_rules():
+    two = [(0, 1), (1, 2)]
+    assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
+        "mwem", {"variant": "pgm"})
+    assert auto.choose(workload=[(0,), (1,)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
+    assert auto.choose(workload=[], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
+    name, _, why = auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))
+    assert name == "mwem" and why[0] == ("n = 1000, epsilon = 1, delta = 0, 3 columns, "
+                                         "2 workload marginals of up to 2 columns")
+
+
+def test_composition_from_delta_alone():
+    P = type("P", (), {})
+    p = P()
+    p.delta = 0.0
+    assert isinstance(auto.composition(auto.Params(), p), BasicComposition)
+    p.delta = 1e-6
+    assert isinstance(auto.composition(auto.Params(), p), ZCDPComposition)
+
+
+def test_release_reports_the_choice(tiny_raw_config, tiny_table):
+    raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}})
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
+    chosen = res.report["algorithm"]["details"]["auto"]
+    assert chosen["chosen"] == "mwem" and chosen["params"] == {"variant": "pgm", "sampling": "iid"}
+    assert res.report["privacy"]["epsilon_spent"] <= 1.0
