@@ -278,8 +278,8 @@ def _mwem_pgm(f: _Facts, p) -> AlgorithmPlan:
     parts = split_budget(f.epsilon, weights)
     unit = "rho" if p.accounting == "zcdp" else "epsilon"
     stages = [("mwem-init", f"{unit} fraction {p.init_fraction:g} over the {len(f.config.domain)} 1-way marginals"),
-              ("mwem-select", f"about {T} rounds, epsilon {parts[1]:.4g} each at first (exponential mechanism); "
-                              "later rounds get more when the model stops improving"),
+              ("mwem-select", (f"about {T} rounds, epsilon {parts[1]:.4g} each at first (exponential mechanism); "
+                               "later rounds get more when the model stops improving")),
               ("mwem-measure", f"about {T} rounds, epsilon {parts[2]:.4g} each at first")]
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
