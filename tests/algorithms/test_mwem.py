@@ -91,10 +91,10 @@ def test_too_many_iterations(small):
 
 
 def test_default_iterations_adapt_to_the_candidates(small):
-    """Issue 15 item 6: without an explicit iterations, 6 candidates give 6 rounds (not a refusal)."""
+    """Issue 15 item 6 (variant paper): without an explicit iterations, 6 candidates give 6 rounds."""
     domain, codes, wl = small
     ctx = _ctx(domain, codes, wl)
-    out = mwem.run(ctx, mwem.parse_params({}), rng=np.random.default_rng(0))
+    out = mwem.run(ctx, mwem.parse_params({"variant": "paper"}), rng=np.random.default_rng(0))
     assert out.details["iterations"] == 6 and len(out.details["selected"]) == 6
     assert out.details["iterations_note"] == (
         "iterations not set: 6 rounds, one per candidate query (fewer than the default 20)"

@@ -79,7 +79,7 @@ def test_mwem_default_iterations_adapt_cli(runner, tmp_path):
     pd.read_csv("sample_data/nltcs.csv", nrows=300, usecols=cols).to_csv(src, index=False)
     raw = yaml.safe_load(Path(NLTCS_CFG).read_text())
     raw["schema"]["columns"] = {c: raw["schema"]["columns"][c] for c in cols}
-    raw["algorithm"] = {"name": "mwem"}
+    raw["algorithm"] = {"name": "mwem", "params": {"variant": "paper"}}  # the pgm default has no such limit
     raw["workload"] = {"marginals": {"k": 2}}
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(raw))
@@ -90,7 +90,7 @@ def test_mwem_default_iterations_adapt_cli(runner, tmp_path):
     assert details["iterations"] == 15
     assert details["iterations_note"] == ("iterations not set: 15 rounds, one per candidate query "
                                           "(fewer than the default 20)")
-    raw["algorithm"] = {"name": "mwem", "params": {"iterations": 20}}
+    raw["algorithm"] = {"name": "mwem", "params": {"iterations": 20, "variant": "paper"}}
     cfg.write_text(yaml.safe_dump(raw))
     res = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(src), "-o", str(tmp_path / "p.csv"),
                               "--seed", "1", "--silent"])
