@@ -57,7 +57,7 @@ def _hist(codes, sizes, attrs):
     return np.bincount(idx, minlength=int(np.prod(shape))).reshape(shape).astype(float)
 
 
-def ireduct_rows(names, seeds):
+def ireduct_rows(names, seeds, sampling="iid"):
     from dpsynth.nonprivate.metrics import overall_relative_error
 
     for name in names:
@@ -71,16 +71,16 @@ def ireduct_rows(names, seeds):
                 for alg in ("laplace", "ireduct"):
                     rel, rows_err = [], []
                     for seed in seeds:
-                        res, rows, _ = _release(raw, table, alg, eps, k, seed)
+                        res, rows, _ = _release(raw, table, alg, eps, k, seed, {"sampling": sampling})
                         released = [np.asarray(m.values, dtype=float) for m in res.model.measurements]
                         rel.append(overall_relative_error(released, true, delta))
                         synth = [_hist(rows, sizes, s) * n / len(rows) for s in sets]
                         rows_err.append(overall_relative_error(synth, true, delta))
-                    print(f"{name} k={k} eps={eps:g} {alg:8s} released {np.mean(rel):.4f}  rows {np.mean(rows_err):.4f}"
+                    print(f"{name} k={k} eps={eps:g} {alg:8s} sampling={sampling} released {np.mean(rel):.4f}  rows {np.mean(rows_err):.4f}"
                           f"  (sd {np.std(rows_err):.4f}, {len(seeds)} seeds)", flush=True)
 
 
-def releases(names, epsilons, algorithms, seeds, params, delta):
+def releases(names, epsilons, algorithms, seeds, params, delta, k=3):
     for name in names:
         raw, table, cfg, counts = _setup(name)
         n, sizes, d = counts.n, cfg.domain.sizes, len(cfg.domain.sizes)
@@ -93,10 +93,10 @@ def releases(names, epsilons, algorithms, seeds, params, delta):
         for eps in epsilons:
             for alg in algorithms:
                 for seed in seeds:
-                    _, rows, secs = _release(raw, table, alg, eps, 3, seed, params.get(alg), delta)
+                    _, rows, secs = _release(raw, table, alg, eps, k, seed, params.get(alg), delta)
                     err = {k: float(np.mean([np.abs(_hist(rows, sizes, s) / len(rows) - t).sum()
                                               for s, t in zip(ways[k], true[k])])) for k in ways}
-                    print(f"{name} n={n} eps={eps:g} delta={delta:g} {alg:8s} seed={seed} {secs:6.1f} s  "
+                    print(f"{name} n={n} eps={eps:g} delta={delta:g} {alg:8s} k={k} seed={seed} {secs:6.1f} s  "
                           f"L1 1-way {err[1]:.4f} 2-way {err[2]:.4f} 3-way {err[3]:.4f}", flush=True)
 
 
@@ -109,13 +109,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--params", default="{}", help="JSON: algorithm -> params")
     ap.add_argument("--delta", type=float, default=0.0)
+    ap.add_argument("--k", type=int, default=3, help="workload: all k-way marginals (releases)")
+    ap.add_argument("--sampling", default="iid", help="ireduct: sampling of the rows (iid or systematic)")
     a = ap.parse_args(argv)
     names, seeds = a.datasets.split(","), [int(s) for s in a.seeds.split(",")]
     if a.what == "ireduct":
-        ireduct_rows(names, seeds)
+        ireduct_rows(names, seeds, a.sampling)
     else:
         releases(names, [float(e) for e in a.epsilons.split(",")], a.algorithms.split(","), seeds,
-                 json.loads(a.params), a.delta)
+                 json.loads(a.params), a.delta, a.k)
     return 0
 
 

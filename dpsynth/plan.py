@@ -421,9 +421,10 @@ def _auto(f: _Facts) -> AlgorithmPlan:
 
     name, raw, why = auto.choose(workload=f.config.marginals, delta=f.config.privacy.delta, n=float(f.rows),
                                  epsilon=f.epsilon, sizes=f.config.domain.sizes)
-    params = get_algorithm(name).parse_params({**raw, "sampling": f.config.params.sampling})
-    chosen = dataclasses.replace(f, config=dataclasses.replace(f.config, algorithm=name, params=params))
-    out = PREDICTORS[name](chosen)
+    base = name.partition(":")[0]
+    params = get_algorithm(base).parse_params({**raw, "sampling": f.config.params.sampling})
+    chosen = dataclasses.replace(f, config=dataclasses.replace(f.config, algorithm=base, params=params))
+    out = PREDICTORS[base](chosen)
     out.notes = [f"auto chooses {name}: {why[-1]}", *out.notes]
     return out
 

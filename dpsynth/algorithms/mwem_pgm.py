@@ -48,6 +48,7 @@ import numpy as np
 from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
+from dpsynth.models.synthesis import signal_priority
 from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
 
 __all__ = ["candidates", "fit_pgm", "merged_cells"]
@@ -192,7 +193,10 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         ctx.progress("mwem", t + 1, params.iterations)
         if last:
             break
-    final = estimate(sizes, measurements, iterations=params.final_iterations, warm=model, **fit_kw)
+    # Final fit: measured marginals without a dependence beyond twice their noise are fitted through
+    # their lower-order projections (signal_priority; post-processing of the noisy values).
+    final = estimate(sizes, measurements, iterations=params.final_iterations, warm=model,
+                     priority=signal_priority(measurements), **fit_kw)
     final.model.sampling = params.sampling
     details = {
         "variant": "pgm",

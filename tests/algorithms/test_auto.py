@@ -21,6 +21,21 @@ def test_rules():
                                          "2 workload marginals of up to 2 columns")
 
 
+def test_low_signal_rule():
+    """n·ε < 5·d²: only the 1-way marginals (d = 3 columns: threshold 45)."""
+    two = [(0, 1), (1, 2)]
+    assert auto.choose(workload=two, delta=0.0, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "laplace:1-way"
+    assert auto.choose(workload=two, delta=1e-6, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:1-way"
+    assert auto.choose(workload=two, delta=0.0, n=46, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
+
+
+def test_low_signal_release_measures_one_way(tiny_raw_config, tiny_table):
+    raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}}, privacy={"epsilon": 0.05})
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
+    assert res.report["algorithm"]["details"]["auto"]["chosen"] == "laplace:1-way"
+    assert {len(c["measured"].split(",")) for c in res.report["ledger"] if c["stage"] == "measure"} == {1}
+
+
 def test_composition_from_delta_alone():
     P = type("P", (), {})
     p = P()
