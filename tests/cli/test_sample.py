@@ -198,3 +198,18 @@ def test_existing_output_is_kept_without_force(runner, release_dir, tmp_path):
     _one_line_error(_sample(runner, "-m", release_dir / "m.dpm", "-n", 5, "-o", out), 73,
                     f"output exists: {out} (use --force to overwrite)")
     assert out.read_text() == "keep\n"
+
+
+def test_bad_marginals_file_exit_65_and_no_output(runner, release_dir, tmp_path):
+    noisy = pd.read_csv(release_dir / "noisy.csv", dtype=str)
+    bad = tmp_path / "bad.csv"
+    noisy.drop(columns=["noise_scale"]).to_csv(bad, index=False)
+    out = tmp_path / "o.csv"
+    _one_line_error(_sample(runner, "--marginals", bad, "-c", release_dir / "cfg.yaml", "-n", 10, "-o", out), 65,
+                    f"{bad}: column 'noise_scale' is missing (expected the format written by 'dpsynth release "
+                    "--marginals' with the same configuration)")
+    noisy.iloc[1:].to_csv(bad, index=False)  # one cell of marginal 0 dropped
+    first = noisy["marginal"].iloc[0]
+    res = _sample(runner, "--marginals", bad, "-c", release_dir / "cfg.yaml", "-n", 10, "-o", out)
+    assert res.exit_code == 65 and f"marginal 0 ({first}) does not list each of its" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
