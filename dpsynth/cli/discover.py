@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import handle_errors, make_rng, schema_app, stderr_console
+from dpsynth.cli._common import handle_errors, input_options, make_rng, schema_app, stderr_console
 from dpsynth.errors import UsageError
 
 
@@ -25,6 +25,8 @@ def schema_discover(
     edges: Annotated[str, typer.Option("--edges", help="Numeric bin edges: quantile (private quantiles) or equal (equal width between the private bounds).")] = "quantile",
     hints: Annotated[Path | None, typer.Option("--hints", help="YAML mapping of column name to public hints (type, categories, lower, upper, bins, integer, missing); with hints only the listed columns are discovered.")] = None,
     neighbouring: Annotated[str, typer.Option("--neighbouring", help="add-remove or replace-one (must match the release).")] = "add-remove",
+    delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character, e.g. ';' or '\\t').")] = ",",
+    encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1, cp1252).")] = "utf-8",
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
@@ -56,7 +58,7 @@ def schema_discover(
     if input != "-" and input in (output, report):
         raise UsageError("an output path is the same as the input")
     table_format(input)
-    table = read_table(input, string_columns=True)
+    table = read_table(input, string_columns=True, options=input_options(delimiter, encoding))
     nb = Neighbouring(neighbouring)
     ledger = Ledger(spec.epsilon, spec.delta)
     discovery = discover_schema(table, spec, ledger=ledger, neighbouring=nb, rng=make_rng(seed))

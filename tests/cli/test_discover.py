@@ -98,3 +98,12 @@ def test_schema_draft_points_to_discover(runner):
     res = runner.invoke(app, ["schema", "draft", "sample_data/nltcs.csv"])
     assert res.exit_code == 0
     assert "dpsynth schema discover" in res.stderr
+
+
+def test_discover_reads_other_delimiters(runner, tmp_path):
+    src = tmp_path / "semi.csv"
+    pd.read_csv("sample_data/nltcs.csv", nrows=3000).to_csv(src, index=False, sep=";")
+    res = _discover(runner, "-i", src, "--epsilon", 1, "--delta", 1e-6, "-o", tmp_path / "s.yaml", "--delimiter", ";",
+                    "-q")
+    assert res.exit_code == 0, res.stderr
+    assert list(yaml.safe_load((tmp_path / "s.yaml").read_text())["schema"]["columns"]) == [f"a{i}" for i in range(16)]
