@@ -1,0 +1,116 @@
+"""Smoke tests of the peer benchmark (benchmarks/peers/) WITHOUT the peer's venv.
+
+Encoding, scoring, the dpsynth side of a run and the skip of an absent peer run
+here; the smartnoise side needs benchmarks/peers/.venv and is one slow test,
+skipped when that venv is absent.  Deterministic (fixed seeds, exact
+identities): false-failure rate 0.  No wall-clock time is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.peers import releases, run
+from benchmarks.peers.scoring import KWayScorer, load_table
+from benchmarks.peers.snsynth_child import _round_counts
+
+
+def _l1(p: np.ndarray, q: np.ndarray) -> float:
+    return float(np.abs(p / p.sum() - q / q.sum()).sum())
+
+
+def test_scorer_matches_hand_computed_l1():
+    true = np.array([[0, 0, 1], [0, 1, 1], [1, 1, 0], [1, 1, 1]])
+    synth = np.array([[0, 0, 0], [1, 1, 1]])
+    scorer = KWayScorer(true, (2, 2, 2))
+    got = scorer.score(synth)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+
+    def counts(codes, attrs):
+        return np.bincount(codes[:, attrs[0]] * 2 + codes[:, attrs[1]], minlength=4).astype(float)
+
+    want2 = np.mean([_l1(counts(true, a), counts(synth, a)) for a in pairs])
+    t3 = np.bincount(true @ [4, 2, 1], minlength=8).astype(float)
+    s3 = np.bincount(synth @ [4, 2, 1], minlength=8).astype(float)
+    assert got == {"l1_2way": pytest.approx(want2), "marginals_2way": 3,
+                   "l1_3way": pytest.approx(_l1(t3, s3)), "marginals_3way": 1}
+    assert scorer.score(true) == {"l1_2way": 0.0, "marginals_2way": 3, "l1_3way": 0.0, "marginals_3way": 1}
+
+
+def test_scorer_bounds_and_checks():
+    zeros, ones = np.zeros((5, 4), dtype=int), np.ones((3, 4), dtype=int)
+    scorer = KWayScorer(zeros, (2, 2, 3, 2), sample=2, seed=0)  # a public sample of 2 of the 4 3-way sets
+    assert scorer.score(ones) == {"l1_2way": 2.0, "marginals_2way": 2, "l1_3way": 2.0, "marginals_3way": 2}
+    with pytest.raises(ValueError, match=re.escape("synthetic column 2 has codes outside 0..2")):
+        scorer.score(np.array([[0, 0, 3, 0]]))
+    with pytest.raises(ValueError, match=re.escape("synthetic codes have shape (2, 3); expected (rows, 4)")):
+        scorer.score(np.zeros((2, 3), dtype=int))
+
+
+def test_load_table_encodes_with_the_public_schema():
+    t = load_table("adult")
+    assert t.codes.shape == (len(t.rows), 15) and t.sizes[0] == 12 and t.sizes[-1] == 2
+    assert (t.codes >= 0).all() and (t.codes < np.asarray(t.sizes)).all()
+
+
+def test_dpsynth_cell_uses_the_algorithm_config_or_the_preset():
+    cell = releases.dpsynth_cell("nltcs", 16, "mwem", 0.3, 2, params={"iterations": 5})
+    assert (cell.algorithm, cell.epsilon, cell.seed, cell.delta) == ("mwem", 0.3, 2, 0.0)
+    assert cell.params == {"iterations": 5} and cell.workload == {"marginals": {"k": 3}}  # configs/nltcs-mwem.yaml
+    cell = releases.dpsynth_cell("nltcs", 16, "laplace", 1.0, 0, workload={"marginals": {"k": 1}})
+    assert cell.params == {} and cell.workload == {"marginals": {"k": 1}}
+
+
+def test_round_counts_rounds_each_cell_down_or_up():
+    rng = np.random.default_rng(0)
+    for total in (1, 7, 100):  # loop over group sizes
+        p = rng.dirichlet(np.ones(5))
+        got = _round_counts(p * total, total, rng)
+        assert got.sum() == total
+        assert ((got == np.floor(p * total)) | (got == np.ceil(p * total))).all()
+
+
+def test_run_without_the_peer_scores_dpsynth(tmp_path, capsys):
+    """The peer venv is absent: one line says so, and the dpsynth release is still run, scored and written."""
+    argv = ["--datasets", "nltcs", "--epsilons", "1", "--seeds", "0", "--dpsynth", "laplace",
+            "--workload", json.dumps({"marginals": {"k": 1}}), "--peers", "mst",
+            "--peer-python", str(tmp_path / "nope" / "python"), "--out", str(tmp_path), "--markdown"]
+    assert run.main(argv) == 0
+    out, err = capsys.readouterr()
+    assert f"skipping the peer: {tmp_path / 'nope' / 'python'} not found" in err
+    df = pd.read_csv(tmp_path / "peers.csv")
+    assert list(df["method"]) == ["dpsynth-laplace"] and df.loc[0, "status"] == "ok"
+    assert 0 < df.loc[0, "l1_3way"] < 2 and 0 < df.loc[0, "l1_2way"] < df.loc[0, "l1_3way"]
+    assert df.loc[0, "epsilon_spent"] == 1.0 and df.loc[0, "peak_mb"] > 0
+    assert (tmp_path / "peers.png").stat().st_size > 0
+    assert "| nltcs | 1 | dpsynth-laplace |" in out
+
+
+def test_absent_shared_table_is_skipped(tmp_path, capsys):
+    assert run.main(["--datasets", "mildew", "--shared-data", str(tmp_path), "--peers", "none",
+                     "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"skipping mildew: {tmp_path / 'mildew' / 'mildew.csv'} not found" in err
+    assert "nothing to report" in err and not (tmp_path / "peers.csv").exists()
+
+
+@pytest.mark.slow
+def test_peer_mst_on_a_tiny_table(tmp_path):
+    """With the peer venv: one MST fit on 300 rows of 3 columns, every sampler returns in-domain codes."""
+    if releases.peer_available() is not None:
+        pytest.skip(releases.peer_available())
+    codes = np.random.default_rng(0).integers(0, [2, 3, 2], size=(300, 3)).astype(np.int32)
+    np.save(tmp_path / "codes.npy", codes)
+    res = releases.peer_release(tmp_path / "codes.npy", (2, 3, 2), synth="mst", epsilon=1.0, delta=1e-9, seed=0,
+                                variants=run.VARIANTS, timeout=300)
+    assert res["status"] == "ok" and res["peak_mb"] > 0
+    scorer = KWayScorer(codes, (2, 3, 2))
+    for v in run.VARIANTS:  # loop over samplers
+        got = res["variants"][v]["codes"]
+        assert got.shape == codes.shape
+        assert 0 <= scorer.score(got)["l1_3way"] <= 2
