@@ -8,7 +8,8 @@
   the codes; ``seconds`` is the wall time of ``fit`` plus that variant's
   sampling (not the imports).
 
-``peak_mb`` is, for both, ``ru_maxrss`` of the ``struct rusage`` that
+``cpu_seconds`` is the user + system CPU time of the same span (a figure the
+load of a shared machine disturbs less than wall time).  ``peak_mb`` is, for both, ``ru_maxrss`` of the ``struct rusage`` that
 ``os.wait4`` returns for that one child.  Every child runs with one BLAS /
 OpenMP / XLA thread (:data:`THREAD_ENV`).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -67,12 +69,23 @@ def dpsynth_cell(dataset: str, n_columns: int, algorithm: str, epsilon: float, s
 
 
 def dpsynth_release(table, cell: Cell, *, timeout: float) -> dict:
-    """Status, seconds, peak_mb, base_mb, epsilon/delta spent and ``codes`` of one dpsynth release."""
+    """Status, seconds, cpu_seconds, peak_mb, base_mb, epsilon/delta spent and ``codes`` of one dpsynth release.
+
+    ``cpu_seconds`` is the child's user + system CPU time: the growth of this
+    process's ``RUSAGE_CHILDREN`` times across the one child ``run_release`` waits for.
+    """
     try:
         cfg = build_config(table.raw, cell)
     except Exception as exc:  # noqa: BLE001 - a bad --dpsynth/--params is reported as the row's error
         return {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:300]}
-    return run_release(table.rows, cfg, cell, timeout=timeout)
+    before = _children_cpu()
+    res = run_release(table.rows, cfg, cell, timeout=timeout)
+    return res | {"cpu_seconds": round(_children_cpu() - before, 3)}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ---------------------------------------------------------------------- the peer
@@ -139,6 +152,7 @@ def peer_release(codes_path: Path, sizes, *, synth: str, epsilon: float, delta: 
             if v in meta["errors"]:
                 found[v] = {"error": meta["errors"][v]}
             else:
-                found[v] = {"codes": np.load(out / f"{v}.npy"), "sample_seconds": meta["sample_seconds"][v]}
-        return result | {"status": "ok", "fit_seconds": meta["fit_seconds"], "base_mb": meta["base_mb"],
-                         "variants": found}
+                found[v] = {"codes": np.load(out / f"{v}.npy"), "sample_seconds": meta["sample_seconds"][v],
+                            "sample_cpu_seconds": meta["sample_cpu_seconds"][v]}
+        return result | {"status": "ok", "fit_seconds": meta["fit_seconds"], "fit_cpu_seconds": meta["fit_cpu_seconds"],
+                         "base_mb": meta["base_mb"], "variants": found}

@@ -38,7 +38,7 @@ from .scoring import KWayScorer, load_table
 RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = [
     "dataset", "n", "columns", "tool", "method", "algorithm", "variant", "epsilon", "delta", "seed", "status",
-    "l1_2way", "l1_3way", "seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
+    "l1_2way", "l1_3way", "seconds", "cpu_seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
     "epsilon_spent", "marginals_2way", "marginals_3way", "params", "workload", "error",
 ]
 KEY = ["dataset", "method", "epsilon", "seed"]
@@ -61,7 +61,8 @@ def _none(names: list[str]) -> list[str]:
 def _progress(row: dict) -> None:
     score = (f"2-way {row['l1_2way']:.3f}  3-way {row['l1_3way']:.3f}" if pd.notna(row.get("l1_3way"))
              else row.get("error", ""))
-    secs = f"{row['seconds']:8.2f} s" if pd.notna(row.get("seconds")) else " " * 10
+    secs = (f"{row['seconds']:8.2f} s ({row['cpu_seconds']:.1f} CPU s)" if pd.notna(row.get("seconds"))
+            else " " * 10)
     _log(f"  {row['dataset']:9s} {row['method']:14s} eps={row['epsilon']:<5g} seed={row['seed']} "
          f"{row['status']:7s} {secs} {row.get('peak_mb') or 0:7.0f} MB  {score}")
 
@@ -116,7 +117,7 @@ class Runner:
                         "epsilon": eps, "delta": cell.delta, "seed": seed,
                         "params": json.dumps(cell.params, sort_keys=True),
                         "workload": json.dumps(cell.workload, sort_keys=True)}
-        row |= {k: res.get(k) for k in ("status", "seconds", "child_seconds", "peak_mb", "base_mb",
+        row |= {k: res.get(k) for k in ("status", "seconds", "cpu_seconds", "child_seconds", "peak_mb", "base_mb",
                                           "epsilon_spent", "error")}
         if codes is not None:
             row |= scorer.score(codes)
@@ -135,7 +136,8 @@ class Runner:
             row = base | {"method": f"{synth}-{v}", "variant": v, "status": res["status"], "error": res.get("error")}
             got = res["variants"].get(v)
             if got is not None and "codes" in got:
-                row |= {"sample_seconds": got["sample_seconds"], "seconds": res["fit_seconds"] + got["sample_seconds"]}
+                row |= {"sample_seconds": got["sample_seconds"], "seconds": res["fit_seconds"] + got["sample_seconds"],
+                        "cpu_seconds": res["fit_cpu_seconds"] + got["sample_cpu_seconds"]}
                 row |= scorer.score(got["codes"])
             elif got is not None:
                 row |= {"status": "error", "error": got["error"]}
@@ -158,7 +160,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         "runs": g.size(),
         "l1_2way_mean": g["l1_2way"].mean(), "l1_2way_sd": g["l1_2way"].std(ddof=1),
         "l1_3way_mean": g["l1_3way"].mean(), "l1_3way_sd": g["l1_3way"].std(ddof=1),
-        "seconds_median": g["seconds"].median(), "peak_mb_max": g["peak_mb"].max(),
+        "seconds_median": g["seconds"].median(), "cpu_seconds_median": g["cpu_seconds"].median(),
+        "peak_mb_max": g["peak_mb"].max(),
     })
     return out.sort_index(level=[0, 1], sort_remaining=False)
 
@@ -169,11 +172,12 @@ def _pm(mean: float, sd: float) -> str:
 
 def markdown(table: pd.DataFrame, failed: pd.DataFrame | None = None) -> str:
     """The summary as a Markdown table (failed cells listed after it)."""
-    lines = ["| table | ε | tool / variant | 2-way avg L1 | 3-way avg L1 | median s | peak MB | runs |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| table | ε | tool / variant | 2-way avg L1 | 3-way avg L1 | median s | median CPU s | peak MB | runs |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for (ds, eps, method), r in table.iterrows():
         lines.append(f"| {ds} | {eps:g} | {method} | {_pm(r.l1_2way_mean, r.l1_2way_sd)} | "
-                     f"{_pm(r.l1_3way_mean, r.l1_3way_sd)} | {r.seconds_median:.1f} | {r.peak_mb_max:.0f} | "
+                     f"{_pm(r.l1_3way_mean, r.l1_3way_sd)} | {r.seconds_median:.1f} | {r.cpu_seconds_median:.1f} | "
+                     f"{r.peak_mb_max:.0f} | "
                      f"{int(r.runs)} |")
     if failed is not None and len(failed):
         for (ds, eps, method, status), g in failed.groupby(["dataset", "epsilon", "method", "status"]):
