@@ -191,6 +191,7 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     ok = df[df["status"] == "ok"]
     names = list(dict.fromkeys(ok["dataset"]))
@@ -206,12 +207,16 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
                 ax.errorbar(s.index, s["mean"], yerr=s["std"].fillna(0), label=method, capsize=3,
                             linestyle=styles.get(variant, "-"), marker="o" if variant in ("", None) else "^")
             ax.set_xscale("log")
+            eps = sorted(part["epsilon"].unique())
+            ax.set_xticks(eps, [f"{e:g}" for e in eps])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_ylim(bottom=0)
             ax.set_xlabel("ε")
             ax.set_ylabel(f"{k}-way avg L1 (lower is better)")
             ax.set_title(f"{name} (n = {int(part['n'].iloc[0]):,})")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-    fig.suptitle("dpsynth vs smartnoise-synth on the same codes (NOT private: scored on the real data)")
+    fig.suptitle("dpsynth vs smartnoise-synth, same codes\n(NOT private: scored on the real data)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
