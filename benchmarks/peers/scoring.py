@@ -59,8 +59,8 @@ def load_table(name: str, *, shared: Path | None = None, path: Path | None = Non
     ds = DATASETS[name]
     raw = yaml.safe_load(ds.config.read_text())
     cfg = parse_config(raw)
-    strings = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
-    rows = read_table(path or data_path(name, shared), string_columns=strings)[list(cfg.domain.names)]
+    rows = read_table(path or data_path(name, shared), string_columns=cfg.domain.text_columns)
+    rows = rows[list(cfg.domain.names)]
     return Table(name, raw, rows, cfg, encode(rows, cfg.domain, unknown=cfg.unknown))
 
 
