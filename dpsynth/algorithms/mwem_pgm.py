@@ -193,7 +193,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         ctx.progress("mwem", t + 1, params.iterations)
         if last:
             break
-    # Final fit: measured marginals without a dependence beyond twice their noise are fitted through
+    # Final fit: measured marginals without a dependence beyond their noise are fitted through
     # their lower-order projections (signal_priority; post-processing of the noisy values).
     final = estimate(sizes, measurements, iterations=params.final_iterations, warm=model,
                      priority=signal_priority(measurements), **fit_kw)
