@@ -357,6 +357,7 @@ def _dualquery(f: _Facts) -> AlgorithmPlan:
         T = sol.T
         stages.append(("dualquery", (f"T={sol.T} rounds of s={sol.s} query samples, eta={sol.eta:.4g} "
                                     f"(solved for {', '.join(sol.solved) or 'nothing'} at n={f.rows:,})")))
+        notes.append(_dualquery_outlook(f, sol, Q))
     except BudgetError as exc:
         notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
         stages.append(("dualquery", "infeasible at this n"))
@@ -371,6 +372,17 @@ def _dualquery(f: _Facts) -> AlgorithmPlan:
         noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
         notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
     )
+
+
+def _dualquery_outlook(f: _Facts, sol, n_queries: int) -> str:
+    """DualQuery's accuracy outlook (dualquery.accounting.expected_error) as one plan note."""
+    from dpsynth.algorithms.dualquery.accounting import expected_error
+
+    params = dataclasses.replace(f.config.params, T=sol.T, s=sol.s, eta=sol.eta)
+    view = expected_error(float(f.rows), f.epsilon, f.config.privacy.delta, params, n_queries=n_queries,
+                          log_universe=float(sum(math.log(size) for size in f.config.domain.sizes)))
+    return (f"accuracy outlook: {view.verdict} (at most T={view.T} distinct records; Theorem 4.6 bound on the "
+            f"max error {view.theorem_alpha:.3g}, vacuous when >= 1)" + (f"; {view.message}" if view.message else ""))
 
 
 def _ireduct_like(name: str) -> Callable[[_Facts], AlgorithmPlan]:

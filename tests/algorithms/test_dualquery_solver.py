@@ -331,3 +331,16 @@ def test_cli_prints_the_outlook_before_the_run(root, runner, tmp_path):
                 "at most 4 distinct records; with so few DualQuery was worse than the uniform distribution in our "
                 "benchmarks: prefer mwem or laplace (docs/dualquery.md)")
     assert expected in text
+
+
+@pytest.mark.parametrize(("rows", "verdict"), [(1_000, "poor"), (494_021, "good")])
+def test_plan_shows_the_outlook(root, rows, verdict):
+    """`dpsynth plan` lists DualQuery's outlook among its notes (public facts only)."""
+    import dataclasses
+
+    from dpsynth.plan import make_plan
+
+    cfg = dataclasses.replace(_nltcs_cfg(root), params=dq.parse_params({"eta": 1.2, "best_response": "local"}))
+    notes = [n for n in make_plan(cfg, rows=rows).alg.notes if n.startswith("accuracy outlook")]
+    assert len(notes) == 1 and notes[0].startswith(f"accuracy outlook: {verdict} (at most T=")
+    assert ("only T=11 rounds fit the budget" in notes[0]) == (verdict == "poor")
