@@ -6,13 +6,25 @@ column and the rule broken, never a value from the data.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
 from dpsynth.errors import DataError
 
-__all__ = ["Decoded", "check_columns", "decode", "decode_columns", "encode"]
+__all__ = [
+    "Decoded",
+    "category_codes",
+    "category_numbers",
+    "check_columns",
+    "decode",
+    "decode_columns",
+    "encode",
+    "match_numbers",
+    "number_label",
+]
 
 
 def check_columns(columns, domain: Domain) -> list[str]:
@@ -56,9 +68,7 @@ def _null_codes(col: pd.Series, spec: ColumnSpec) -> np.ndarray:
 def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
     isnull = _null_codes(col, spec)
     if isinstance(spec, CategoricalColumn):
-        labels = _as_labels(col)
-        index = pd.Index([str(c) for c in spec.categories], dtype=object)
-        out = np.asarray(index.get_indexer(labels), dtype=np.int64)  # -1: unknown or null
+        out = category_codes(col, spec)  # -1: unknown or null
         bad = (out < 0) & ~isnull
         if bad.any():
             if not spec.other:
@@ -109,26 +119,86 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
     return out
 
 
-def _as_labels(col: pd.Series) -> np.ndarray:
-    """String labels of a column; integral floats (1.0) become '1' to match YAML integers."""
-    if pd.api.types.is_bool_dtype(col):
-        return col.astype("string").to_numpy(dtype=object, na_value=None)
+def number_label(x: float) -> str:
+    """The label of one number: decimal integer text when it is integral (``1.0`` → ``"1"``), else ``repr``.
+
+    It depends on the value alone, never on the rest of its column, so a float
+    column labels each row by itself (issue 13: deciding "integral or not" for
+    the whole column let one row relabel every other).  It is injective on
+    floats (up to ±0), so matching labels is matching values: see
+    :func:`category_numbers`.
+    """
+    return str(int(x)) if math.isfinite(x) and x == math.floor(x) else repr(float(x))
+
+
+def category_numbers(spec: CategoricalColumn) -> np.ndarray:
+    """For each declared category, the float value whose :func:`number_label` is its label (NaN: none).
+
+    Public (from the schema only).  A float cell with value v gets category i
+    exactly when ``v == category_numbers(spec)[i]``; every engine uses this.
+    """
+    out = np.full(len(spec.categories), np.nan)
+    for i, c in enumerate(spec.categories):  # loop over the (public) categories
+        label = str(c)
+        try:
+            x = float(label)
+        except (ValueError, OverflowError):
+            continue
+        if not math.isnan(x) and number_label(x) == label:
+            out[i] = x
+    return out
+
+
+def category_codes(col: pd.Series, spec: CategoricalColumn) -> np.ndarray:
+    """Index of each row's category (-1: null or undeclared), from that row's value alone.
+
+    Float columns (a Parquet integer column with nulls arrives as float) are
+    matched by value against :func:`category_numbers`; NaN is null.  Every
+    other column is matched by text: ``str`` of the value (booleans ``True``/
+    ``False``, integers in decimal, strings as they are).
+    """
     if pd.api.types.is_float_dtype(col):
-        nonnull = col.dropna()
-        if len(nonnull) and np.all(np.isfinite(nonnull)) and np.all(nonnull == np.round(nonnull)):
-            col = col.astype("Int64")
-    return col.astype("string").to_numpy(dtype=object, na_value=None)
+        return match_numbers(col.to_numpy(dtype=float, na_value=np.nan), category_numbers(spec))
+    labels = col.astype("string").to_numpy(dtype=object, na_value=None)
+    index = pd.Index([str(c) for c in spec.categories], dtype=object)
+    out = np.asarray(index.get_indexer(labels), dtype=np.int64)
+    if col.dtype == object:  # a float cell among others is labelled as in a float column
+        kinds = col.map(type)
+        floats = kinds.isin([t for t in pd.unique(kinds) if issubclass(t, float | np.floating)]).to_numpy()
+        if floats.any():
+            values = col[floats].to_numpy(dtype=float, na_value=np.nan)
+            out[floats] = match_numbers(values, category_numbers(spec))
+    return out
+
+
+def match_numbers(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Position of each value in ``keys`` (NaN keys never match, nor NaN values); -1 where absent."""
+    order = np.argsort(keys, kind="stable")
+    order = order[~np.isnan(keys[order])]
+    if len(order) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    sorted_keys = keys[order]
+    pos = np.minimum(np.searchsorted(sorted_keys, values, side="left"), len(order) - 1)
+    return np.where(sorted_keys[pos] == values, order[pos], -1).astype(np.int64)
 
 
 def _as_numbers(col: pd.Series, name: str) -> np.ndarray:
-    if pd.api.types.is_bool_dtype(col) or not (
-        pd.api.types.is_numeric_dtype(col) or col.dropna().map(type).eq(str).all()
-    ):
+    if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or _numbers_or_text(col)):
         raise DataError(f"column '{name}' is declared numeric but its values are not numbers")
     values = pd.to_numeric(col, errors="coerce")
     if (values.isna() & col.notna()).any():
         raise DataError(f"column '{name}' is declared numeric but has non-numeric values")
     return values.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _numbers_or_text(col: pd.Series) -> bool:
+    """A text or object column whose cells are each a number (not a boolean) or text (parsed per cell)."""
+    if not (col.dtype == object or isinstance(col.dtype, pd.StringDtype)):
+        return False
+    kinds = col.dropna().map(type)
+    allowed = [t for t in pd.unique(kinds)
+               if issubclass(t, str | int | float | np.integer | np.floating) and not issubclass(t, bool | np.bool_)]
+    return bool(kinds.isin(allowed).all())
 
 
 # --------------------------------------------------------------------------- decoding

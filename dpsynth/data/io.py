@@ -26,7 +26,7 @@ import pandas as pd
 from dpsynth.data.source import DEFAULT, InputOptions, first_ragged_row, ragged_message
 from dpsynth.errors import DataError, InputMissingError, OutputError, UsageError
 
-__all__ = ["OutputSet", "check_output_path", "json_bytes", "prefetch", "read_table", "table_format"]
+__all__ = ["OutputSet", "arrow_to_pandas", "check_output_path", "json_bytes", "prefetch", "read_table", "table_format"]
 
 _FORMATS = {".csv": "csv", ".gz": "csv.gz", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -66,7 +66,7 @@ def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = (),
     if not p.is_file():
         raise InputMissingError(f"input file not found: {p}")
     if fmt == "parquet":
-        df = _read_parquet(p)
+        df = _read_parquet(p, string_columns)
         return _strip(df) if options.strip else df
     raw = p.read_bytes()
     if fmt == "csv.gz":
@@ -161,7 +161,7 @@ def _ragged_reason(msg: str) -> str:
     return "rows do not parse as CSV"
 
 
-def _read_parquet(p: Path) -> pd.DataFrame:
+def _read_parquet(p: Path, string_columns: set[str]) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -172,7 +172,32 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     df = table.to_pandas()
     if len(df) == 0:
         raise DataError(f"{p}: the input has no data rows")
+    for name in string_columns & set(table.column_names):  # integer categories stay exact integers
+        if pa.types.is_integer(table.schema.field(name).type):
+            df[name] = arrow_to_pandas(table.column(name))
     return df
+
+
+def arrow_to_pandas(arr) -> pd.Series:
+    """An Arrow (chunked) array as a pandas Series; integers stay integers even with nulls.
+
+    Plain ``to_pandas`` turns an integer column with a null into float64, which
+    cannot hold integers above 2**53 exactly: a category label must not depend
+    on whether *another* row is null.
+    """
+    import pyarrow as pa
+
+    if pa.types.is_integer(arr.type):
+        return pd.Series(arr.to_pandas(types_mapper=_nullable_int_dtype))
+    return pd.Series(arr.to_pandas())
+
+
+def _nullable_int_dtype(arrow_type):
+    import pyarrow as pa
+
+    if not pa.types.is_integer(arrow_type):
+        return None
+    return pd.api.types.pandas_dtype(str(arrow_type).capitalize().replace("Uint", "UInt"))
 
 
 # ----------------------------------------------------------------------------- write

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.counts import CachedCounts
-from dpsynth.data.discretize import _encode_column
+from dpsynth.data.discretize import _encode_column, category_numbers
 from dpsynth.data.io import table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
 from dpsynth.errors import DataError, DpsynthError, InputMissingError
@@ -99,32 +99,56 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _text(F, name: str, dtype: str):
-    """A schema column as Spark text, with "" as null (io.read_table reads empty fields as null)."""
+_FLOATS = ("float", "double")
+
+
+def _is_null(F, name: str, dtype: str, fmt: str):
+    """Row flag: the cell is null, as the numpy engine sees it (NaN in a float column; "" in a CSV)."""
     col = F.col(_q(name))
-    if dtype in ("float", "double"):  # integral floats as "1", like discretize._as_labels
-        col = F.when(col == F.floor(col), col.cast("bigint").cast("string")).otherwise(col.cast("string"))
-    elif dtype != "string":
-        col = col.cast("string")
-    return F.when(col == "", F.lit(None)).otherwise(col)
+    if dtype in _FLOATS:
+        return col.isNull() | F.isnan(col)
+    if fmt != "parquet" and dtype == "string":  # io.read_table reads empty CSV fields as null
+        return col.isNull() | (col == F.lit(""))
+    return col.isNull()
 
 
-def _categorical(F, spec: CategoricalColumn, text):
-    """(code, {rule: bad-row flag}) of a categorical column."""
+def _text(F, name: str, dtype: str):
+    """A non-float column as text, as pandas' ``astype("string")`` writes each value (booleans True/False)."""
+    col = F.col(_q(name))
+    if dtype == "boolean":
+        return F.when(col, F.lit("True")).otherwise(F.lit("False"))
+    return col if dtype == "string" else col.cast("string")
+
+
+def _categorical(F, spec: CategoricalColumn, name: str, dtype: str, isnull):
+    """(code, {rule: bad-row flag}) of a categorical column, from each row's value alone.
+
+    Float columns match by value against ``discretize.category_numbers`` (the
+    numpy engine's rule); other columns match by text.
+    """
+    if dtype in _FLOATS:
+        value_of, keys = F.col(_q(name)).cast("double"), category_numbers(spec)
+        targets = [(i, F.lit(float(k))) for i, k in enumerate(keys) if not np.isnan(k)]
+    else:
+        value_of = _text(F, name, dtype)
+        targets = [(i, F.lit(str(c))) for i, c in enumerate(spec.categories)]
     code = F.lit(None).cast("int")
-    for i in reversed(range(len(spec.categories))):  # loop over categories (public, few)
-        code = F.when(text == F.lit(str(spec.categories[i])), F.lit(i)).otherwise(code)
-    unknown = text.isNotNull() & code.isNull()
+    for i, target in reversed(targets):  # loop over categories (public, few): the first match wins
+        code = F.when(value_of == target, F.lit(i)).otherwise(code)
+    code = F.when(isnull, F.lit(None).cast("int")).otherwise(code)
+    unknown = ~isnull & code.isNull()
     if spec.other:
         code = F.when(unknown, F.lit(len(spec.categories))).otherwise(code)
         unknown = F.lit(False)
     return code, {"outside its declared categories": unknown}
 
 
-def _numeric(F, spec: ColumnSpec, raw, unknown: str):
+def _numeric(F, spec: ColumnSpec, raw: str, dtype: str, isnull, unknown: str):
     """(code, {rule: bad-row flag}) of a numeric or integer column (raw: the Spark column, any type)."""
     v = F.expr(f"try_cast({raw} AS DOUBLE)")
-    present = F.expr(f"{raw} IS NOT NULL AND CAST({raw} AS STRING) <> ''")
+    present = ~isnull
+    if dtype == "string":  # text "NaN" is not a number for pandas.to_numeric
+        v = F.when(F.isnan(v), F.lit(None).cast("double")).otherwise(v)
     finite = v.isNotNull() & ~F.isnan(v) & (F.abs(v) != float("inf"))
     if isinstance(spec, IntegerColumn):
         lo, hi = float(spec.lower), float(spec.upper)
@@ -142,7 +166,7 @@ def _numeric(F, spec: ColumnSpec, raw, unknown: str):
         "outside its declared range": outside if unknown != "other" else F.lit(False),
     }
     if isinstance(spec, IntegerColumn):
-        flags["fractional values"] = finite & (v != F.floor(v))
+        flags["fractional values"] = present & finite & ((v % F.lit(1.0)) != F.lit(0.0))  # floor() is a bigint: overflows
     return code, flags
 
 
@@ -230,7 +254,7 @@ class SparkCounts(CachedCounts):
 
         try:
             df = self._read(path, fmt)
-            codes, flags = self._expressions(F, df, unknown)
+            codes, flags = self._expressions(F, df, unknown, fmt)
             bits = _bits(F, [f for _, _, f in flags])
             coded = df.select(*[c.alias(f"c{j}") for j, c in enumerate(codes)], *bits)
             names = [f"b{k}" for k in range(len(bits))]
@@ -270,19 +294,18 @@ class SparkCounts(CachedCounts):
             key = key * F.lit(int(size)) + F.col(f"c{j}").cast("bigint")
         return key
 
-    def _expressions(self, F, df, unknown: str):
+    def _expressions(self, F, df, unknown: str, fmt: str):
         types = dict(df.dtypes)
         codes, flags = [], []  # flags: (column index, rule, bad-row flag)
         for j, spec in enumerate(self.domain.columns):  # loop over columns; each is one expression
             dtype = types[spec.name]
-            text = _text(F, spec.name, dtype)
+            isnull = _is_null(F, spec.name, dtype, fmt)
             if isinstance(spec, CategoricalColumn):
-                code, rules = _categorical(F, spec, text)
+                code, rules = _categorical(F, spec, spec.name, dtype, isnull)
             elif dtype == "boolean":
                 code, rules = F.lit(0), {"values are not numbers": F.lit(True)}
             else:
-                code, rules = _numeric(F, spec, _q(spec.name), unknown)
-            isnull = text.isNull()
+                code, rules = _numeric(F, spec, _q(spec.name), dtype, isnull, unknown)
             if spec.missing:
                 code = F.when(isnull, F.lit(spec.size - 1)).otherwise(code)
             else:

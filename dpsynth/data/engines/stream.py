@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from dpsynth.data.counts import CachedCounts
 from dpsynth.data.discretize import _encode_column, check_columns, encode_numbers
-from dpsynth.data.io import table_format
+from dpsynth.data.io import arrow_to_pandas, table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain
 from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
 from dpsynth.errors import DataError, InputMissingError
@@ -53,6 +53,7 @@ __all__ = ["StreamCounts", "read_header"]
 
 CHUNK_ROWS = 1 << 22  # rows per read when answering a marginal (≈ 32 MB of int64 keys)
 CSV_BLOCK = 1 << 22  # bytes per CSV record batch
+PARQUET_BATCH = 1 << 17  # rows per Parquet record batch
 
 # The order in which discretize._encode_column checks a column: for one column,
 # the numpy engine raises the first of these that any row breaks.
@@ -240,7 +241,7 @@ class _ParquetSource:
     def batches(self, columns: Sequence[str], consume) -> None:
         total, done = self._file.metadata.num_rows, 0
         try:
-            for batch in self._file.iter_batches(batch_size=1 << 17, columns=list(columns)):
+            for batch in self._file.iter_batches(batch_size=PARQUET_BATCH, columns=list(columns)):
                 consume(_stripped(batch, columns) if self.options.strip else batch)
                 done += batch.num_rows
                 self.progress("reading input", done, total)
@@ -295,7 +296,8 @@ class _BatchEncoder:
             try:
                 codes = self._fast(arr, j, spec)
                 if codes is None:
-                    codes = _encode_column(arr.to_pandas(), spec, self.unknown)
+                    col = arrow_to_pandas(arr) if isinstance(spec, CategoricalColumn) else arr.to_pandas()
+                    codes = _encode_column(col, spec, self.unknown)
             except DataError as exc:
                 rank = _rule(str(exc))
                 if j not in self.errors or rank < self.errors[j][0]:
