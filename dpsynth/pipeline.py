@@ -111,14 +111,17 @@ def release(
     config: Config,
     *,
     rng: np.random.Generator,
-    seeded: bool = False,
+    seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
     """Release differentially private synthetic rows of ``table`` under ``config``.
 
     ``rng`` supplies all randomness (pass ``np.random.default_rng()`` for OS
-    entropy); ``seeded`` only changes what the report says about it.
+    entropy); ``seeded`` only changes what the report says about it: True
+    ("seeded"), False ("os-entropy", the CLI's own generator) or None, the
+    default ("caller-supplied generator": the library cannot know how ``rng``
+    was made).
     ``notice`` receives human-readable remarks (dropped columns) that are not
     part of the report.  A config with ``schema: {discover: ...}`` learns its
     schema first, in the same budget (:func:`release_discovered`).
@@ -140,7 +143,7 @@ def release_from_source(
     *,
     engine: str = "numpy",
     rng: np.random.Generator,
-    seeded: bool = False,
+    seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
     spark_master: str | None = None,
@@ -182,7 +185,7 @@ def release_from_counts(
     config: Config,
     *,
     rng: np.random.Generator,
-    seeded: bool = False,
+    seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:

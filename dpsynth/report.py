@@ -18,10 +18,11 @@ from dpsynth.algorithms import get_algorithm
 from dpsynth.config import Config
 from dpsynth.privacy.accountant import Ledger, exact_sum
 
-__all__ = ["SCHEMA_VERSION", "build_report", "report_schema", "summarize", "validate_report"]
+__all__ = ["RANDOMNESS", "SCHEMA_VERSION", "build_report", "report_schema", "summarize", "validate_report"]
 
 SCHEMA_VERSION = 1
 _MAX_LISTED_VALUES = 200
+RANDOMNESS = {True: "seeded", False: "os-entropy", None: "caller-supplied generator"}
 
 
 def report_schema() -> dict:
@@ -72,6 +73,25 @@ def _basic_note(ledger_dict: dict) -> str:
     )
 
 
+def _replace_one(config: Config, ledger: Ledger) -> dict:
+    """The guarantee between equal-size datasets differing in one row's value (issue 13 §2)."""
+    declared = config.privacy.neighbouring.value
+    eps, delta = ledger.replace_one_equivalent(declared)
+    if declared == "replace-one":
+        why = "the declared relation is replace-one: this is the guarantee itself"
+    else:
+        n = "n is public (the release is eps-DP under add-remove for every fixed n)" if config.privacy.n_public \
+            else "n is private (a noisy count was charged)"
+        if ledger.composition.name == "zcdp":
+            rule = "group privacy for two rows in zCDP (4 rho, Bun & Steinke 2016 Prop. 1.9), same delta"
+        else:
+            rule = "group privacy for two rows: (2 eps, (1 + e^eps) delta)"
+        why = (f"declared add-remove and {n}; replacing one row is removing it and adding another, so "
+               f"by {rule}. Between two datasets of the same size that differ in one row the guarantee is "
+               f"epsilon={eps:.6g}, delta={delta:.3g}, not the add-remove figure")
+    return {"epsilon": eps, "delta": delta, "statement": why}
+
+
 def _domain(config: Config) -> list[dict]:
     out = []
     for col in config.domain.to_dict():
@@ -88,10 +108,14 @@ def build_report(
     details: dict,
     warnings: list[str],
     rows: int,
-    seeded: bool,
+    seeded: bool | None,
     marginals_released: int,
 ) -> dict[str, Any]:
-    """Assemble the report dictionary (see ``report.schema.json``)."""
+    """Assemble the report dictionary (see ``report.schema.json``).
+
+    ``seeded``: True (a fixed seed), False (the CLI's generator from OS
+    entropy) or None (a generator supplied by a library caller: unknown).
+    """
     ledger_dict = ledger.to_dict()
     names = config.domain.names
     warnings = list(warnings)
@@ -100,6 +124,12 @@ def build_report(
             0,
             "this release was produced with a fixed seed: its noise can be reproduced by anyone "
             "who knows the seed; seeded runs are for testing only, never publish them",
+        )
+    elif seeded is None:
+        warnings.insert(
+            0,
+            "the randomness came from a generator supplied by the caller (Python API); dpsynth cannot "
+            "tell whether it was seeded: publish only releases made with np.random.default_rng() (OS entropy)",
         )
     return {
         "schema_version": SCHEMA_VERSION,
@@ -118,6 +148,7 @@ def build_report(
             "neighbouring_description": config.privacy.neighbouring.description,
             "privacy_unit": "one row of the input table",
             "n": _n_statement(config),
+            "replace_one": _replace_one(config, ledger),
             "composition": {
                 "theorem": ledger_dict["composition"],
                 "description": ledger_dict["composition_description"],
@@ -133,7 +164,7 @@ def build_report(
         "ledger": ledger_dict["charges"],
         "workload": config.workload.describe(config.domain, get_algorithm(config.algorithm).workload),
         "domain": _domain(config),
-        "randomness": {"source": "seeded" if seeded else "os-entropy"},
+        "randomness": {"source": RANDOMNESS[seeded]},
         "output": {
             "rows": int(rows),
             "columns": list(names),

@@ -153,14 +153,16 @@ def _summary(console: Console, warn: Console, report: dict, timings: dict[str, f
     p = report["privacy"]
     table = Table(title="dpsynth release", show_header=False, title_justify="left")
     table.add_row("algorithm", report["algorithm"]["name"])
-    table.add_row("epsilon spent / requested", f"{p['epsilon_spent']:.4g} / {p['epsilon_requested']:.4g} (exact figures in the report)")
+    table.add_row(f"epsilon spent / requested ({p['neighbouring']})", f"{p['epsilon_spent']:.4g} / {p['epsilon_requested']:.4g} (exact figures in the report)")
     basic = p["composition"]["epsilon_spent_basic"]
     if basic != p["epsilon_spent"]:
         table.add_row("epsilon by basic composition", f"{basic:.4g} (a loose upper bound, not the guarantee)")
     table.add_row("delta spent / requested", f"{p['delta_spent']:.3g} / {p['delta_requested']:.3g}")
+    if p["neighbouring"] != "replace-one":
+        table.add_row("same guarantee under replace-one (equal-size datasets)",
+                      f"epsilon {p['replace_one']['epsilon']:.6g}, delta {p['replace_one']['delta']:.3g}")
     table.add_row("composition", p["composition"]["theorem"])
-    table.add_row("neighbouring", p["neighbouring"])
-    table.add_row("n", p["n"]["mode"])
+    table.add_row("n", "public (used without noise)" if p["n"]["mode"] == "public" else "private (noisy count)")
     table.add_row("noisy values and choices (ledger)", str(sum(c["count"] for c in report["ledger"])))
     table.add_row("synthetic rows", str(report["output"]["rows"]))
     table.add_row("randomness", report["randomness"]["source"])

@@ -282,6 +282,31 @@ class Ledger:
             self._state = self.composition.add(self._state, charge)
         return charge
 
+    def replace_one_equivalent(self, declared: str) -> tuple[float, float]:
+        """(ε, δ) of the same run between two datasets of equal size that differ in one row's value.
+
+        ``declared`` is the neighbouring relation the charges were computed for.
+        Under ``replace-one`` that is the guarantee itself.  Under
+        ``add-remove`` a replaced row is two add-remove steps (remove it, add the
+        new one); whether n is private (noisy, charged) or public (the release
+        is ε-DP under add-remove for every fixed n, and both datasets have the
+        same n), group privacy for two steps gives:
+
+        * pure/basic: (2ε, (1 + e^ε)·δ)  (Dwork & Roth 2014, §2.3; δ = 0 stays 0);
+        * zCDP: ρ-zCDP is (2²ρ)-zCDP for groups of two (Bun & Steinke 2016,
+          Prop. 1.9), converted with the same δ: ε = 4ρ + 2·sqrt(4ρ·ln(1/δ)).
+
+        An upper bound: a single counting query costs the same under both
+        relations, so a mechanism-by-mechanism count could be smaller.
+        """
+        eps, delta = self.spent()
+        if declared == "replace-one":
+            return eps, delta
+        if isinstance(self.composition, ZCDPComposition):
+            rho = float(self._state) if self._state is not None else 0.0
+            return (zcdp_to_approx_dp(4.0 * rho, self.delta), delta) if rho > 0 else (0.0, 0.0)
+        return 2.0 * eps, _round_up((1.0 + math.exp(eps)) * delta) if delta > 0 else 0.0
+
     def to_dict(self) -> dict:
         eps, delta = self.spent()
         beps, bdelta = self.basic_spent()
@@ -296,6 +321,10 @@ class Ledger:
             "delta_spent_basic": bdelta,
             "charges": [c.to_dict() for c in self.charges],
         }
+
+
+def _round_up(x: float) -> float:
+    return math.nextafter(x, math.inf)
 
 
 def _fits(value: float | Fraction, budget: float) -> bool:
