@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export COLUMNS := 100
 
-.PHONY: install demo demo-discover test test-slow lint layers bench bench-quick bench-papers clean
+.PHONY: install spark demo demo-discover test test-slow lint layers mutants bench bench-quick bench-papers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,11 +41,22 @@ demo-discover: $(STAMP)
 	round(d['epsilon_spent'], 6), '| release budget', round(d['release_epsilon_budget'], 6), '|', \
 	sum(c['stage'] == 'discover' for c in r['ledger']), 'discovery charges of', len(r['ledger']), 'in the ledger')"
 
-test: $(STAMP) layers
+# The spark engine's tests run in `make test` wherever Java exists: install the spark extra then
+# (once); without Java they skip, saying why.
+spark: $(STAMP)
+	@if command -v java >/dev/null 2>&1 || [ -x "$$JAVA_HOME/bin/java" ]; then \
+	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[dev,spark]'; \
+	else echo "make: no java: the spark engine tests will be skipped"; fi
+
+test: $(STAMP) spark layers
 	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# Privacy mutation harness (not part of `test`): every mutant of tests/mutants/catalogue.py must be caught.
+mutants: $(STAMP)
+	$(BIN)/python tools/mutants.py
 
 lint: $(STAMP) layers
 	$(BIN)/ruff check dpsynth tests benchmarks

@@ -62,3 +62,25 @@ def tiny_table() -> pd.DataFrame:
             "flag": rng.integers(0, 2, size=n),
         }
     )
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for every engine test (skipped, with the reason, without PySpark or Java).
+
+    ``make test`` installs the spark extra wherever Java exists, so these tests run in CI there.
+    """
+    from dpsynth.data.engines.spark import spark_available
+
+    reason = spark_available()
+    if reason:
+        pytest.skip(reason)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("dpsynth-tests").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    session.sparkContext.setLogLevel("OFF")
+    yield session
+    session.stop()

@@ -287,27 +287,9 @@ def test_spark_missing_is_one_line_engine_error(runner, tmp_path, monkeypatch):
     assert not out.exists()
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from dpsynth.data.engines.spark import spark_available
-
-    reason = spark_available()
-    if reason:
-        pytest.skip(reason)
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("dpsynth-tests").config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize(
-    "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"), ("configs/adult.yaml", "sample_data/adult.csv")]
+    "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"),
+                     pytest.param("configs/adult.yaml", "sample_data/adult.csv", marks=pytest.mark.slow)]
 )
 def test_spark_release_byte_identical(spark, config, data):
     from dpsynth.data.engines.spark import SparkCounts
@@ -321,7 +303,6 @@ def test_spark_release_byte_identical(spark, config, data):
     assert result.report == report_numpy
 
 
-@pytest.mark.slow
 def test_spark_marginals_equal_numpy_csv_parquet_and_group_by_fallback(spark, tmp_path):
     from dpsynth.data.engines.spark import SparkCounts
 
@@ -338,7 +319,6 @@ def test_spark_marginals_equal_numpy_csv_parquet_and_group_by_fallback(spark, tm
                 np.testing.assert_array_equal(counts.marginal(attrs), ref.marginal(attrs), err_msg=f"{source}{attrs}")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "case",
     ["unknown category", "out of range", "non-numeric", "fractional", "null not allowed", "not finite",
@@ -355,7 +335,6 @@ def test_spark_errors_match_numpy(spark, tmp_path, case):
         SparkCounts(path, cfg.domain, spark=spark)
 
 
-@pytest.mark.slow
 def test_cli_engine_spark_same_files_as_numpy(spark, runner, tmp_path):
     small = tmp_path / "nltcs_small.csv"
     small.write_text("".join((ROOT / "sample_data" / "nltcs.csv").read_text().splitlines(keepends=True)[:3001]))

@@ -228,23 +228,6 @@ def test_number_labels_and_category_matching():
     assert category_codes(mixed, spec).tolist() == [0, 0, 0, -1, -1, 1]
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from dpsynth.data.engines.spark import spark_available
-
-    reason = spark_available()
-    if reason:
-        pytest.skip(reason)
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("dpsynth-rows").config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "1")
-               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 # Every special value of every column type, one per row (rows far apart), in one file per config:
 SPARK_EDITS = [(r, name, v) for r, (name, v) in enumerate(
     [("cf", 2.5), ("cf", math.inf), ("cf", math.nan), ("cf", None), ("cf", -0.0), ("cx", 2.5), ("cx", 1e20),
@@ -253,7 +236,6 @@ SPARK_EDITS = [(r, name, v) for r, (name, v) in enumerate(
      ("xs", " 7 "), ("xs", "1e400"), ("cf", 1e300), ("cx", -0.0)])]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("config", list(CONFIGS))
 def test_spark_codes_equal_numpy_row_by_row(spark, tmp_path, config):
     """Spark on a table carrying every special value: the numpy engine's codes (or message), row by row.

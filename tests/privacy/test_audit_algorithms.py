@@ -1,116 +1,170 @@
 """End-to-end empirical ε audits of every algorithm on a tiny domain (2 columns × 3 values, 30 rows).
 
-Each run is a full release (``dpsynth.release_from_counts``, i.e. ``dpsynth.release`` after encoding,
-which is done once) with the algorithm's configuration at ε = 1 on a worst-case neighbouring pair
-(:func:`tests.privacy.audit.tiny_neighbours`).  The output feature is a fixed linear statistic of the
-released noisy marginals (when the algorithm releases marginals) or of the synthetic rows: per cell,
-(number of coordinates equal to z) − (number equal to x), which moves by +4 from D to D′.
+Each run is a full release (``dpsynth.release_from_counts``) at ε = 1 on a worst-case neighbouring pair
+(:func:`tests.privacy.audit.tiny_neighbours`: replace-one moves a row from (x, x) to (z, z); add-remove
+adds a (z, z) row) with the one-marginal workload (a, b).
 
-Fast tier (60 runs per side): catches releases whose output separates D and D′ almost surely (a
-missing noise term, a branch on the data), e.g. the noiseless mutant below.  Slow tier (600 runs per
-side, ``-m slow``, about 3 minutes, 11 on a busy 2-core machine): finer violations; its power is shown on
-the ``laplace`` algorithm with half its noise (1000 runs per side with a single-cell statistic; 2×
-violations of one mechanism are caught with 200,000 draws in test_audit_mechanisms.py).  A correct
-algorithm fails an audit with probability ≤ 1e-3 (Clopper–Pearson, see audit.py); fixed seeds.
+**The event is fixed before any run** (no half of the sample is spent choosing it): for the algorithms
+that release the (a, b) marginal, E = "every cell that differs between D and D′ is released at least
+one count beyond its value in D, towards its value in D′" (under replace-one: noisy(z, z) ≥ 1 and
+noisy(x, x) ≤ count_D(x, x) − 1; under add-remove: noisy(z, z) ≥ 1).  For (discrete or continuous)
+Laplace noise of scale b per cell this is a tail event whose probability ratio is exactly e^{1/b} per
+changed cell, i.e. e^{ε_true}: for the ``laplace`` algorithm under replace-one (one marginal, Δ = 2,
+b = 2 at ε = 1) Pr_D′(E) = (1/(1+a))² and Pr_D(E) = (a/(1+a))² with a = e^{−1/b}.  DualQuery releases no
+marginals; its audit keeps the learned-threshold feature of :func:`tests.privacy.audit.audit`.
+
+ε_lo = ln(p′_lo / p_hi), with p′_lo the one-sided Clopper–Pearson lower bound of Pr_D′(E) and p_hi the
+upper bound of Pr_D(E), each at level α/2, α = 1e-3: a correct algorithm fails with probability ≤ 1e-3.
+
+**Runs per side, from the Clopper–Pearson bound (see docs/privacy.md).**  For the laplace algorithm
+with its noise divided by k (true ε = k), with k′ ~ Bin(N, p′) and k ~ Bin(N, p) independent, the
+power is P[ln(CP_lo(k′) / CP_hi(k)) > 1], summed exactly over all (k′, k) (:func:`power`):
+
+| mutant      | b   | p′ = Pr_D′(E) | p = Pr_D(E) | smallest N with power ≥ 0.99 | N used | power at N used |
+|-------------|-----|---------------|-------------|------------------------------|--------|-----------------|
+| correct     | 2   | 0.3875        | 0.1425      | (false alarm ≤ 1e-3)         |        |                 |
+| noise ÷ 2   | 1   | 0.5344        | 0.0723      | 414                          | 450    | 0.9959 (slow)   |
+| noise ÷ 4   | 0.5 | 0.7758        | 0.0142      | 72                           | 80     | 0.9979 (fast)   |
+| noise ÷ 8   | 0.25| 0.9644        | 0.0003      | < 72                         | 80     | 1.0000 (fast)   |
+
+So the fast tier (80 runs per side) rejects a 4× violation and the slow tier (``-m slow``, 450 runs
+per side) a 2× violation, each with probability ≥ 0.99; :func:`test_power_of_the_chosen_run_counts`
+recomputes these figures.  The ``*_catches_*`` tests run the mutants themselves (fixed seeds).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from scipy import stats
 
 from dpsynth.algorithms import algorithm_names
 from dpsynth.config import parse_config
 from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.pipeline import release_from_counts
-from tests.privacy.audit import audit, tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import ALPHA, audit, epsilon_lower_bound, tiny_neighbours, tiny_raw_config
 
 ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is audited without editing a list
-_WEIGHT = {"z": 1.0, "x": -1.0, "y": 0.0}
+FAST_RUNS = 80  # power ≥ 0.99 against a 4× noise violation (module docstring)
+SLOW_RUNS = 450  # power ≥ 0.99 against a 2× noise violation
+_AUDIT_PARAMS = {"mwem": {"iterations": 1}}  # one candidate marginal: one round
 
 
-def _weights(column) -> np.ndarray:
-    col = np.asarray(column, dtype=object)
-    return np.where(col == "z", 1.0, 0.0) - np.where(col == "x", 1.0, 0.0)
+def power(runs: int, scale: float, claimed: float = 1.0, alpha: float = ALPHA) -> float:
+    """P[ε_lo > claimed] for the two-cell event under discrete Laplace noise of ``scale`` (exact sum)."""
+    a = math.exp(-1.0 / scale)
+    p_d2, p_d = (1 / (1 + a)) ** 2, (a / (1 + a)) ** 2
+    k = np.arange(runs + 1)
+    bound = epsilon_lower_bound(k[:, None], runs, k[None, :], runs, alpha=alpha)
+    weight = stats.binom.pmf(k, runs, p_d2)[:, None] * stats.binom.pmf(k, runs, p_d)[None, :]
+    return float(weight[bound > claimed].sum())
 
 
-def feature(res) -> float:
-    """Σ over released cells (or synthetic rows) of value × (#z − #x among its coordinates)."""
-    if res.marginals is not None:
-        m = res.marginals
-        w = _weights(m["a"]) + _weights(m["b"])
-        return float(np.sum(w * m["noisy_count"].to_numpy(dtype=float)))
-    s = res.synthetic
-    return float(np.sum(_weights(s["a"]) + _weights(s["b"])))
+def test_power_of_the_chosen_run_counts():
+    """The figures of the module docstring (deterministic: binomial sums, no sampling)."""
+    assert power(FAST_RUNS, 0.5) >= 0.99 and power(FAST_RUNS, 0.25) >= 0.99
+    assert power(SLOW_RUNS, 1.0) >= 0.99
+    assert power(413, 1.0) < 0.99 <= power(414, 1.0)
+    assert power(71, 0.5) < 0.99 <= power(72, 0.5)
+    assert power(SLOW_RUNS, 2.0) <= ALPHA  # the correct algorithm: false alarm
 
 
-def zz_cell(res) -> float:
-    """The released noisy count of the (z, z) cell of the 2-way marginal (0 in D, 1 in D′ under add-remove)."""
+def _config(algorithm: str, neighbouring: str):
+    raw = tiny_raw_config(algorithm, neighbouring)
+    raw["workload"]["marginals"] = [["a", "b"]]
+    raw["algorithm"]["params"].update(_AUDIT_PARAMS.get(algorithm, {}))
+    raw["output"] = {"rows": 30}
+    return parse_config(raw)
+
+
+def _cell(res, a: str, b: str) -> float:
     m = res.marginals
-    row = (m["marginal"] == "a|b") & (m["a"] == "z") & (m["b"] == "z")
+    row = (m["marginal"] == "a|b") & (m["a"] == a) & (m["b"] == b)
     return float(m.loc[row, "noisy_count"].iloc[0])
 
 
-def _outputs(algorithm: str, neighbouring: str, draws: int, seed: int, *, marginals=None, stat=feature):
-    raw = tiny_raw_config(algorithm, neighbouring)
-    if marginals is not None:
-        raw["workload"]["marginals"] = marginals
-    cfg = parse_config(raw)
-    out = []
-    for i, table in enumerate(tiny_neighbours(neighbouring)):
+def _event(tables, cfg):
+    """The pre-registered event: every changed cell released ≥ 1 beyond its D value, towards D′."""
+    d, d2 = (ArrayCounts(encode(t, cfg.domain), cfg.domain).marginal((0, 1)) for t in tables)
+    labels = cfg.domain.columns[0].labels()
+    changed = [(labels[i], labels[j], float(d[i, j]), float(np.sign(d2[i, j] - d[i, j])))
+               for i, j in zip(*np.nonzero(d2 != d))]
+
+    def holds(res) -> bool:
+        return all(s * (_cell(res, a, b) - base) >= 1 for a, b, base, s in changed)
+
+    return holds
+
+
+def _feature(res) -> float:
+    """DualQuery (no marginals): Σ over synthetic rows of (#z − #x among the coordinates)."""
+    s = res.synthetic
+    w = [np.where(np.asarray(s[c], dtype=object) == "z", 1.0, 0.0) - np.where(s[c] == "x", 1.0, 0.0)
+         for c in ("a", "b")]
+    return float(np.sum(w[0] + w[1]))
+
+
+def _releases_ab(res) -> bool:
+    return res.marginals is not None and bool((res.marginals["marginal"] == "a|b").any())
+
+
+def run_audit(algorithm: str, neighbouring: str, runs: int, seed: int):
+    """(ε_lo, description): the pre-registered event when the algorithm releases the (a, b) marginal (a
+    property of the algorithm, not of the data), else the learned-threshold audit of the feature."""
+    cfg = _config(algorithm, neighbouring)
+    tables = tiny_neighbours(neighbouring)
+    event = _event(tables, cfg)
+    outputs, marginal_releasing = [], True
+    for i, table in enumerate(tables):
         counts = ArrayCounts(encode(table, cfg.domain), cfg.domain)
         rng = np.random.default_rng([seed, i])
-        out.append([stat(release_from_counts(counts, cfg, rng=rng)) for _ in range(draws)])
-    return out, cfg.privacy.epsilon
+        results = [release_from_counts(counts, cfg, rng=rng) for _ in range(runs)]
+        marginal_releasing &= all(_releases_ab(r) for r in results)
+        outputs.append([(event(r) if _releases_ab(r) else None, _feature(r)) for r in results])
+    eps = cfg.privacy.epsilon
+    if not marginal_releasing:
+        res = audit([f for _, f in outputs[0]], [f for _, f in outputs[1]], claimed_epsilon=eps)
+        return res.epsilon_lower, str(res)
+    k_d, k_d2 = (sum(e for e, _ in out) for out in outputs)
+    bound = float(epsilon_lower_bound(k_d2, runs, k_d, runs))
+    return bound, f"epsilon lower bound {bound:.4f} vs claimed {eps:g} (event: {k_d2}/{runs} on D′, {k_d}/{runs} on D)"
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_algorithm_audit_fast(algorithm):
-    (d, d2), eps = _outputs(algorithm, "replace-one", 60, seed=100)
-    res = audit(d, d2, claimed_epsilon=eps)
-    assert res.passed, res
+    bound, text = run_audit(algorithm, "replace-one", FAST_RUNS, seed=100)
+    assert bound <= 1.0, text
 
 
-def test_fast_tier_catches_a_noiseless_release(monkeypatch):
-    """Power of the fast tier: the laplace algorithm with its noise removed is caught with 60 runs per side."""
+def _divide_noise(monkeypatch, k: float):
     from dpsynth.algorithms import laplace
 
-    def no_noise(values, *, ledger, stage, measured="", sensitivity, epsilon, rng):
-        from dpsynth.privacy.accountant import Charge
+    original = laplace.geometric_mechanism
+    monkeypatch.setattr(laplace, "geometric_mechanism", lambda values, *, sensitivity, **kw: original(
+        values, sensitivity=sensitivity / k, **kw))
 
-        ledger.charge(Charge(stage=stage, mechanism="none", sensitivity=sensitivity, epsilon=epsilon))
-        return np.asarray(values)
 
-    monkeypatch.setattr(laplace, "geometric_mechanism", no_noise)
-    (d, d2), eps = _outputs("laplace", "replace-one", 60, seed=101)
-    res = audit(d, d2, claimed_epsilon=eps)
-    assert not res.passed, res
+def test_fast_tier_catches_a_4x_noise_violation(monkeypatch):
+    """The laplace algorithm with its noise divided by 4 (true ε = 4): rejected at FAST_RUNS per side."""
+    _divide_noise(monkeypatch, 4.0)
+    bound, text = run_audit("laplace", "replace-one", FAST_RUNS, seed=101)
+    assert bound > 1.0, text
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_algorithm_audit_slow(algorithm, neighbouring):
-    (d, d2), eps = _outputs(algorithm, neighbouring, 600, seed=200)
-    res = audit(d, d2, claimed_epsilon=eps)
-    assert res.passed, res
+    bound, text = run_audit(algorithm, neighbouring, SLOW_RUNS, seed=200)
+    assert bound <= 1.0, text
 
 
 @pytest.mark.slow
-def test_slow_tier_catches_half_the_noise(monkeypatch):
-    """Power of the slow tier: the laplace algorithm measuring its one marginal with half the noise scale.
-    Add-remove, ε = 1 with 0.2 on the noisy n: the (z, z) cell alone then costs 1.6 > 1.  Caught with 1000
-    runs per side (in simulation the bound for this mutant was ≥ 1.1 in 10 of 10 repetitions; for the
-    correct algorithm ≤ 0.6).  Statistic: the released (z, z) count, chosen from D and D′ before any run."""
-    from dpsynth.algorithms import laplace
-
-    runs = 1000
-    (d, d2), eps = _outputs("laplace", "add-remove", runs, seed=103, marginals=[["a", "b"]], stat=zz_cell)
-    assert audit(d, d2, claimed_epsilon=eps).passed
-    original = laplace.geometric_mechanism
-    monkeypatch.setattr(laplace, "geometric_mechanism", lambda values, *, sensitivity, **kw: original(
-        values, sensitivity=sensitivity / 2, **kw))
-    (d, d2), eps = _outputs("laplace", "add-remove", runs, seed=102, marginals=[["a", "b"]], stat=zz_cell)
-    res = audit(d, d2, claimed_epsilon=eps)
-    assert not res.passed, res
+def test_slow_tier_catches_a_2x_noise_violation(monkeypatch):
+    """The laplace algorithm with its noise divided by 2 (true ε = 2): rejected at SLOW_RUNS per side."""
+    _divide_noise(monkeypatch, 2.0)
+    bound, text = run_audit("laplace", "replace-one", SLOW_RUNS, seed=102)
+    assert bound > 1.0, text

@@ -180,6 +180,16 @@ def test_snapping_audit_and_half_noise_mutant():
     assert not res.passed, res
 
 
+def test_snapping_clamps_its_input_before_the_noise():
+    """Mironov's proof (§5.2) assumes the noise is added to clamp_B(x): an input beyond ±B must give
+    exactly the outputs of ±B for the same generator state.  Deterministic (same seed): no false failure."""
+    outs = [snapping_mechanism(np.full(2000, x), sensitivity=1.0, epsilon=1.0, bound=64.0, ledger=Ledger(1e9),
+                               rng=np.random.default_rng(3), stage="t") for x in (64.0, 640.0, -64.0, -1e6)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[2], outs[3])
+    assert len(np.unique(outs[0])) > 1  # the noise really moved the clamped value
+
+
 def test_snapping_refuses_a_bound_below_the_scale():
     with pytest.raises(ValueError, match=r"snapping mechanism needs noise scale < bound < 2\^46 \* scale"):
         snapping_noise_scale(sensitivity=1.0, epsilon=0.1, bound=5.0)

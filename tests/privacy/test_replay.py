@@ -203,13 +203,58 @@ def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
     _coupled_replay(algorithm, "add-remove", params, monkeypatch, delta=delta, kinds=kinds)
 
 
-def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kinds=None):
+# Variants that make a sensitivity or a use of n matter (issue 13's surviving mutants).  Each is the
+# keyword arguments of _coupled_replay; add one when an algorithm gains an option.
+SENSITIVITY_VARIANTS = {
+    # n/10 = 60 > 10·Δ·m/ε: the default λ_max comes from n, which is private (noisy) under add-remove
+    "ireduct-default-lambda-max-private-n": {"algorithm": "ireduct", "neighbouring": "add-remove", "n": 600,
+                                                 "params": {"lambda_max": None}},
+    "iresamp-default-lambda-max-private-n": {"algorithm": "iresamp", "neighbouring": "add-remove", "n": 600,
+                                                 "params": {"lambda_max": None}},
+    # cuboids (Δ = 2 under replace-one) and ranges (Δ = 1) compete in one exponential mechanism
+    "mwem-cuboids-and-ranges-replace-one": {"algorithm": "mwem", "neighbouring": "replace-one", "ranges": True,
+                                                "params": {"iterations": 3}},
+    "mwem-ranges-add-remove": {"algorithm": "mwem", "neighbouring": "add-remove", "ranges": True,
+                                   "params": {"iterations": 3}},
+    # noise ≫ n: clipping measurements to [0, n] binds, and n is private
+    "mwem-clipping-binds-private-n": {"algorithm": "mwem", "neighbouring": "add-remove", "epsilon": 0.05,
+                                          "params": {"iterations": 3, "init": "uniform"}},
+    # Gaussian measurements at L2 sensitivity √2 under replace-one
+    "mwem-zcdp-replace-one": {"algorithm": "mwem", "neighbouring": "replace-one", "delta": 1e-3,
+                                  "params": {"accounting": "zcdp"}, "kinds": {"gaussian", "exponential"}},
+    "mwem-zcdp-ranges-replace-one": {"algorithm": "mwem", "neighbouring": "replace-one", "delta": 1e-3, "ranges": True,
+                                         "params": {"accounting": "zcdp", "iterations": 3},
+                                         "kinds": {"gaussian", "exponential"}},
+    "twophase-replace-one-large-n": {"algorithm": "twophase", "neighbouring": "replace-one", "n": 600, "params": {}},
+}
+
+
+@pytest.mark.parametrize("variant", list(SENSITIVITY_VARIANTS))
+def test_coupled_replay_sensitivity_variants(variant, monkeypatch):
+    kw = dict(SENSITIVITY_VARIANTS[variant])
+    _coupled_replay(kw.pop("algorithm"), kw.pop("neighbouring"), kw.pop("params"), monkeypatch, **kw)
+
+
+def _with_ordered_column(raw: dict, d: pd.DataFrame, d2: pd.DataFrame):
+    """Add an integer column c (0..4) with range queries over it; the changed row keeps its c."""
+    raw["schema"]["columns"]["c"] = {"type": "integer", "lower": 0, "upper": 4}
+    raw["workload"]["ranges"] = {"count": 6, "columns": ["c"], "seed": 1}
+    c = np.arange(len(d)) % 5
+    d = d.assign(c=c)
+    d2 = d2.assign(c=np.concatenate([c, [4]])[: len(d2)])
+    return raw, d, d2
+
+
+def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kinds=None, n=30, ranges=False,
+                    epsilon=1.0):
     """``kinds``: the mechanism kinds the run must use (default: ``EXPECTED_KINDS`` for default params)."""
-    raw = tiny_raw_config(algorithm, neighbouring)
-    raw["algorithm"]["params"] = {**raw["algorithm"]["params"], **params}
+    raw = tiny_raw_config(algorithm, neighbouring, epsilon=epsilon, n_epsilon=0.2 * epsilon)
+    raw["algorithm"]["params"] = {k: v for k, v in {**raw["algorithm"]["params"], **params}.items() if v is not None}
     raw["privacy"]["delta"] = delta
+    d, d2 = tiny_neighbours(neighbouring, n=n)
+    if ranges:
+        raw, d, d2 = _with_ordered_column(raw, d, d2)
     cfg = parse_config(raw)
-    d, d2 = tiny_neighbours(neighbouring)
     coupling = Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     monkeypatch.setattr(ireduct, "ireduct_marginals", coupling.wrap_ireduct(ireduct.ireduct_marginals))
