@@ -40,7 +40,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge
-from dpsynth.privacy.mechanisms import laplace_mechanism
+from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
 
 __all__ = ["Params", "measure", "parse_params", "run"]
 
@@ -50,6 +50,7 @@ class Params(SynthesisParams):
     lambda_max: float | None = None
     sanity_bound: float | None = None
     error_weight: Literal["mean", "sum"] = "mean"
+    noise: Literal["discrete", "continuous"] = "discrete"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -69,13 +70,14 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     sens = ctx.neighbouring.histogram_l1
     lam_max, _, delta, warnings = resolve_scales(ctx, params, eps)
     m = len(ctx.workload)
+    mech = geometric_mechanism if params.noise == "discrete" else laplace_mechanism  # integer counts: integer noise
     last = np.full(m, lam_max)  # scale of the latest draw of each marginal
     num: list[np.ndarray] = []
     den = np.zeros(m)  # Σ 1/λ_k² per marginal
     for attrs in ctx.workload:  # Figure 12 lines 1–4
         e = sens / lam_max
-        y = laplace_mechanism(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
-                              rng=rng, stage="initial", measured=marginal_label(ctx.domain, attrs))
+        y = mech(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
+                 rng=rng, stage="initial", measured=marginal_label(ctx.domain, attrs))
         num.append(y / lam_max**2)
     den[:] = 1.0 / lam_max**2
     values = [v / d for v, d in zip(num, den)]
@@ -96,8 +98,8 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
             active[j] = False
             continue
         attrs = ctx.workload[j]
-        y = laplace_mechanism(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
-                              rng=rng, stage="resample", measured=marginal_label(ctx.domain, attrs))
+        y = mech(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
+                 rng=rng, stage="resample", measured=marginal_label(ctx.domain, attrs))
         draws += 1
         num[j] = num[j] + y / new_scale**2
         den[j] += 1.0 / new_scale**2
@@ -128,7 +130,7 @@ SPEC = AlgorithmSpec(
     params=Params,
     run=run,
     workload=frozenset({"marginals"}),
-    audit_params=({},),
+    audit_params=({}, {"noise": "continuous"}),
     releases_marginals=True,
     preflight=synthesis_preflight,
 )

@@ -66,7 +66,13 @@ from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
 from dpsynth.models.mixture import MixtureModel
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
-from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from dpsynth.privacy.mechanisms import (
+    discrete_gaussian_mechanism,
+    exponential_mechanism,
+    gaussian_mechanism,
+    geometric_mechanism,
+    laplace_mechanism,
+)
 
 __all__ = ["Params", "composition", "parse_params", "preflight", "run"]
 
@@ -117,6 +123,7 @@ class Params:
         """A copy with the variant, its defaults and the accounting filled in."""
         fill = {k: v for k, v in _VARIANT_DEFAULTS[variant].items() if getattr(self, k) is None}
         return dataclasses.replace(self, variant=variant, accounting=accounting, **fill)
+    noise: Literal["discrete", "continuous"] = "discrete"
 
     def __post_init__(self) -> None:
         for key in ("model_cells", "round_iterations", "final_iterations"):
@@ -313,6 +320,7 @@ class _Budget:
 
     def __init__(self, ctx: AlgorithmContext, params: Params, T: int):
         self.ctx, self.zcdp = ctx, params.accounting == "zcdp"
+        self.discrete = params.noise == "discrete"
         d = len(ctx.domain)
         f_init = params.init_fraction if params.init != "uniform" else 0.0
         per_round = (1.0 - f_init) / T
@@ -337,14 +345,23 @@ class _Budget:
         return math.sqrt(8.0 * self.select[t]) if self.zcdp else self.select[t]
 
     def noisy(self, true, part: float, l1: float, l2: float, *, rng, stage: str, measured: str):
-        """Laplace (pure) or Gaussian (zCDP) measurement; returns (noisy values, noise scale)."""
+        """Laplace (pure) or Gaussian (zCDP) measurement; returns (noisy values, noise scale).
+
+        ``noise: discrete`` (default): the true answers are integer counts, measured with integer noise
+        (discrete Laplace, or the discrete Gaussian of Canonne, Kamath & Steinke 2020 under zCDP) at the
+        same scale and cost; ``continuous``: real-valued Laplace or Gaussian noise.
+        """
+        if self.discrete:
+            true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)  # exact integer counts
         if self.zcdp:
-            noisy = gaussian_mechanism(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng,
-                                       stage=stage, measured=measured)
-            return noisy, l2 / math.sqrt(2.0 * part)
-        noisy = laplace_mechanism(true, sensitivity=l1, epsilon=part, ledger=self.ctx.ledger, rng=rng,
-                                  stage=stage, measured=measured)
-        return noisy, l1 / part
+            mech = discrete_gaussian_mechanism if self.discrete else gaussian_mechanism
+            noisy = mech(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
+                         measured=measured)
+            return np.asarray(noisy, dtype=float), l2 / math.sqrt(2.0 * part)
+        mech = geometric_mechanism if self.discrete else laplace_mechanism
+        noisy = mech(true, sensitivity=l1, epsilon=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
+                     measured=measured)
+        return np.asarray(noisy, dtype=float), l1 / part
 
     def describe(self) -> dict:
         key = "rho" if self.zcdp else "epsilon"
@@ -615,7 +632,9 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals", "ranges"}),
     audit_params=({}, {"accounting": "zcdp"}, {"variant": "paper"}, {"variant": "paper", "accounting": "zcdp"},
                   {"marginal_queries": "cells"}, {"output": "average", "variant": "paper"},
-                  {"init": "cells", "variant": "paper"}),
+                  {"init": "cells", "variant": "paper"},
+                  {"noise": "continuous"}, {"noise": "continuous", "variant": "paper"},
+                  {"noise": "continuous", "accounting": "zcdp", "variant": "paper"}),
     releases_marginals=False,
     preflight=preflight,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",

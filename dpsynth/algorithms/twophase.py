@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
-from dpsynth.privacy.mechanisms import laplace_mechanism
+from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
 from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weights", "run"]
@@ -55,6 +56,7 @@ __all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weight
 class Params(SynthesisParams):
     epsilon1_fraction: float = 0.07
     sanity_bound: float | None = None
+    noise: Literal["discrete", "continuous"] = "discrete"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -87,12 +89,13 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     eps1, eps2 = split_budget(eps, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
     sens = ctx.neighbouring.histogram_l1
     delta = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
-    first = measure_marginals(ctx, ctx.workload, eps1, rng=rng, noise="continuous", stage="phase 1")
+    first = measure_marginals(ctx, ctx.workload, eps1, rng=rng, noise=params.noise, stage="phase 1")
+    mech = geometric_mechanism if params.noise == "discrete" else laplace_mechanism
     weights = rescale_weights([m.values for m in first], delta)  # from noisy counts only
     shares = split_budget(eps2, list(np.sqrt(weights)))
     marginals = []
     for i, (m1, e2) in enumerate(zip(first, shares)):
-        y2 = laplace_mechanism(
+        y2 = mech(
             ctx.counts.marginal(m1.attrs), sensitivity=sens, epsilon=e2, ledger=ctx.ledger, rng=rng,
             stage="phase 2", measured=marginal_label(ctx.domain, m1.attrs),
         )
@@ -123,7 +126,7 @@ SPEC = AlgorithmSpec(
     params=Params,
     run=run,
     workload=frozenset({"marginals"}),
-    audit_params=({},),
+    audit_params=({}, {"noise": "continuous"}),
     releases_marginals=True,
     preflight=synthesis_preflight,
 )

@@ -18,10 +18,12 @@ __all__ = [
     "Decoded",
     "category_codes",
     "category_numbers",
+    "cell_labels",
     "check_columns",
     "decode",
     "decode_columns",
     "encode",
+    "float_labels",
     "match_numbers",
     "number_label",
 ]
@@ -119,8 +121,13 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
     return out
 
 
+_EXACT = 2.0**53
+"""Below this magnitude every integer is a float; integral floats there are labelled as integers."""
+
+
 def number_label(x: float) -> str:
-    """The label of one number: decimal integer text when it is integral (``1.0`` → ``"1"``), else ``repr``.
+    """The label of one number: decimal integer text when integral and below 2⁵³ (``1.0`` → ``"1"``),
+    else ``repr`` (``2.5``, ``1e+20``, ``inf``).
 
     It depends on the value alone, never on the rest of its column, so a float
     column labels each row by itself (issue 13: deciding "integral or not" for
@@ -128,7 +135,41 @@ def number_label(x: float) -> str:
     floats (up to ±0), so matching labels is matching values: see
     :func:`category_numbers`.
     """
-    return str(int(x)) if math.isfinite(x) and x == math.floor(x) else repr(float(x))
+    x = float(x)
+    return str(int(x)) if math.isfinite(x) and x == math.floor(x) and abs(x) < _EXACT else repr(x)
+
+
+def float_labels(values: np.ndarray) -> np.ndarray:
+    """:func:`number_label` of every float (None for NaN), vectorized."""
+    values = np.asarray(values, dtype=float)
+    out = np.full(values.shape, None, dtype=object)
+    with np.errstate(invalid="ignore"):
+        small = np.isfinite(values) & (values == np.floor(values)) & (np.abs(values) < _EXACT)
+    other = ~np.isnan(values) & ~small
+    out[small] = values[small].astype(np.int64).astype(str)
+    out[other] = pd.Series(values[other]).astype(str).to_numpy(dtype=object)  # repr of each double
+    return out
+
+
+def cell_labels(col: pd.Series) -> np.ndarray:
+    """The text label of every cell from that cell alone (None for null): floats by :func:`number_label`
+    (also inside object columns), everything else by ``str`` (booleans ``True``/``False``)."""
+    if pd.api.types.is_float_dtype(col):
+        return float_labels(col.to_numpy(dtype=float, na_value=np.nan))
+    out = col.astype("string").to_numpy(dtype=object, na_value=None)
+    floats = _float_cells(col)
+    if floats is not None:
+        out[floats] = float_labels(col[floats].to_numpy(dtype=float, na_value=np.nan))
+    return out
+
+
+def _float_cells(col: pd.Series) -> np.ndarray | None:
+    """Mask of the float cells of an object column (None when there are none)."""
+    if col.dtype != object:
+        return None
+    kinds = col.map(type)
+    floats = kinds.isin([t for t in pd.unique(kinds) if issubclass(t, float | np.floating)]).to_numpy()
+    return floats if floats.any() else None
 
 
 def category_numbers(spec: CategoricalColumn) -> np.ndarray:
@@ -162,12 +203,9 @@ def category_codes(col: pd.Series, spec: CategoricalColumn) -> np.ndarray:
     labels = col.astype("string").to_numpy(dtype=object, na_value=None)
     index = pd.Index([str(c) for c in spec.categories], dtype=object)
     out = np.asarray(index.get_indexer(labels), dtype=np.int64)
-    if col.dtype == object:  # a float cell among others is labelled as in a float column
-        kinds = col.map(type)
-        floats = kinds.isin([t for t in pd.unique(kinds) if issubclass(t, float | np.floating)]).to_numpy()
-        if floats.any():
-            values = col[floats].to_numpy(dtype=float, na_value=np.nan)
-            out[floats] = match_numbers(values, category_numbers(spec))
+    floats = _float_cells(col)  # a float cell among others is labelled as in a float column
+    if floats is not None:
+        out[floats] = match_numbers(col[floats].to_numpy(dtype=float, na_value=np.nan), category_numbers(spec))
     return out
 
 

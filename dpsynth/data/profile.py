@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discretize import _as_labels
+from dpsynth.data.discretize import cell_labels
 
 __all__ = ["KINDS", "ColumnProfile"]
 
@@ -54,7 +54,7 @@ class ColumnProfile:
 
     def value_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """(labels, counts) of the non-null values; labels as strings, sorted; counts ≥ 1."""
-        labels = _as_labels(self._col)
+        labels = cell_labels(self._col)  # each cell by itself (issue 13)
         labels = labels[~self._null].astype(str)
         if labels.size == 0:
             return np.array([], dtype=object), np.array([], dtype=np.int64)

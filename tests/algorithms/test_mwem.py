@@ -144,7 +144,7 @@ def test_zcdp_ledger(small):
     eps, delta = ctx.ledger.spent()
     assert eps == pytest.approx(1.0, rel=1e-8) and eps <= 1.0 and delta == 1e-6
     mechs = {c.stage: c.mechanism for c in ctx.ledger.charges}
-    assert mechs == {"mwem-init": "gaussian", "mwem-select": "exponential", "mwem-measure": "gaussian"}
+    assert mechs == {"mwem-init": "discrete-gaussian", "mwem-select": "exponential", "mwem-measure": "discrete-gaussian"}
     rho = sum(c.rho for c in ctx.ledger.charges)
     L = math.log(1e6)
     assert rho == pytest.approx((math.sqrt(L + 1) - math.sqrt(L)) ** 2, rel=1e-8)

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import dpsynth.data.engines.stream as stream_mod
 from dpsynth.config import parse_config
-from dpsynth.data.discretize import category_codes, encode, number_label
+from dpsynth.data.discretize import category_codes, cell_labels, encode, number_label
 from dpsynth.data.engines import open_counts
 from dpsynth.data.schema import CategoricalColumn
 from dpsynth.errors import DataError
@@ -44,7 +44,7 @@ COLUMNS = {
            ["red", "green", "blue", "ünï"]),
     "ci": ({"type": "categorical", "categories": [1, 2, 3]}, pa.int64(), [1, 2, 3]),
     "cf": ({"type": "categorical", "categories": [1, 2, 3]}, pa.float64(), [1.0, 2.0, 3.0]),
-    "cx": ({"type": "categorical", "categories": [0.5, 2, "2.5", 10**20, "x"]}, pa.float64(), [0.5, 2.0, 2.5, 1e20]),
+    "cx": ({"type": "categorical", "categories": [0.5, 2, "2.5", 1e20, "x"]}, pa.float64(), [0.5, 2.0, 2.5, 1e20]),
     "cb": ({"type": "categorical", "categories": [True, False]}, pa.bool_(), [True, False]),
     "k": ({"type": "integer", "lower": 0, "upper": 9}, pa.int64(), [0, 3, 9]),
     "kf": ({"type": "integer", "lower": 0, "upper": 9}, pa.float64(), [0.0, 4.0, 9.0]),
@@ -218,14 +218,31 @@ def test_issue_reproduction_release_moves_at_most_one_count(tmp_path):
 
 
 def test_number_labels_and_category_matching():
-    assert [number_label(x) for x in (1.0, -0.0, 2.5, 1e20, math.inf, 2.0**53)] == [
-        "1", "0", "2.5", "100000000000000000000", "inf", "9007199254740992"]
-    spec = CategoricalColumn("c", (1, "2.5", 1e20, "01", 2**53 + 1, "inf"))
+    assert [number_label(x) for x in (1.0, -0.0, 2.5, 1e20, math.inf, 2.0**53, 2.0**53 - 1)] == [
+        "1", "0", "2.5", "1e+20", "inf", "9007199254740992.0", "9007199254740991"]
+    spec = CategoricalColumn("c", (1, "2.5", 1e20, "01", 2**53 + 1, "inf", 10**20))
     codes = category_codes(pd.Series([1.0, 2.5, 1e20, 1.0, 2.0**53, math.inf, math.nan, 2.0]), spec)
-    # 1e20 as YAML float has label '1e+20', which no float's label is; '01' is not a number's label
-    assert codes.tolist() == [0, 1, -1, 0, -1, 5, -1, -1]
+    # '01' and integers from 2**53 on are no float's label; the YAML float 1e20 ('1e+20') is
+    assert codes.tolist() == [0, 1, 2, 0, -1, 5, -1, -1]
     mixed = pd.Series([1.0, "1", 1, True, None, 2.5], dtype=object)
     assert category_codes(mixed, spec).tolist() == [0, 0, 0, -1, -1, 1]
+    assert cell_labels(mixed).tolist() == ["1", "1", "1", "True", None, "2.5"]
+    assert cell_labels(pd.Series([1.0, 2.5, math.nan, -0.0])).tolist() == ["1", "2.5", None, "0"]
+
+
+@given(values=st.lists(st.one_of(st.floats(), st.none()), min_size=2, max_size=30), row=st.integers(0, 29),
+       value=st.one_of(st.floats(), st.none()))
+@settings(max_examples=60, deadline=None)
+def test_cell_labels_depend_on_the_cell_alone(values, row, value):
+    """The labels schema discovery counts (data/profile.py) obey the same per-row rule."""
+    row %= len(values)
+    base = cell_labels(pd.Series(values, dtype=float))
+    edited = list(values)
+    edited[row] = value
+    out = cell_labels(pd.Series(edited, dtype=float))
+    others = np.arange(len(values)) != row
+    assert out[others].tolist() == base[others].tolist()
+    assert base.tolist() == [None if v is None or math.isnan(v) else number_label(v) for v in values]
 
 
 # Every special value of every column type, one per row (rows far apart), in one file per config:

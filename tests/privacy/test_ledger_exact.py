@@ -81,7 +81,7 @@ def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
     for entry, call in zip(direct, mech):
         assert entry["stage"] == call["stage"] and entry["mechanism"] == call["mechanism"]
         assert entry["sensitivity"] == call["sensitivity"] and entry["count"] == call["count"]
-        if call["mechanism"] == "gaussian":
+        if call["mechanism"] in ("gaussian", "discrete-gaussian"):
             assert entry["rho"] == call["rho"]
         else:
             assert entry["epsilon"] == call["epsilon"]

@@ -18,6 +18,8 @@ from scipy import stats
 from dpsynth.errors import BudgetError
 from dpsynth.privacy.accountant import Ledger
 from dpsynth.privacy.mechanisms import (
+    discrete_gaussian_mechanism,
+    discrete_gaussian_noise,
     discrete_laplace_noise,
     discrete_laplace_variance,
     exponential_mechanism,
@@ -83,6 +85,42 @@ def test_discrete_laplace_chi_square(scale):
     assert pvalue(scale) > ALPHA
     assert pvalue(0.7 * scale) < ALPHA and pvalue(1.3 * scale) < ALPHA
     assert abs(x.var() - discrete_laplace_variance(scale)) < 6 * math.sqrt(20 * scale**4 / N) + 0.05
+
+
+@pytest.mark.parametrize("sigma", [0.4, 1.0, 3.7, 40.0])
+def test_discrete_gaussian_chi_square(sigma):
+    """P(X = k) ∝ exp(−k²/(2σ²)) (chi-square at 1e-6 over cells with ≥ 5 expected, tails pooled), and the
+    same test rejects 0.7σ and 1.3σ (power)."""
+    x = discrete_gaussian_noise(sigma, N, rng=np.random.default_rng(6))
+    assert x.dtype == np.int64
+    lim = int(np.ceil(8 * sigma)) + 1
+    ks = np.arange(-lim, lim + 1)
+    observed = np.bincount(np.clip(x, -lim, lim) + lim, minlength=2 * lim + 1)
+
+    def pvalue(s):
+        p = np.exp(-(ks.astype(float) ** 2) / (2 * s * s))
+        expected = p / p.sum() * N
+        keep = expected >= 5
+        obs = np.append(observed[keep], observed[~keep].sum())
+        exp = np.append(expected[keep], expected[~keep].sum())
+        obs, exp = obs[exp > 0], exp[exp > 0]
+        return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+    assert pvalue(sigma) > ALPHA
+    assert pvalue(0.7 * sigma) < ALPHA and pvalue(1.3 * sigma) < ALPHA
+
+
+def test_discrete_gaussian_mechanism_charges_rho_and_needs_integers():
+    ledger = Ledger(10.0, 1e-6)
+    out = discrete_gaussian_mechanism(np.zeros(N, dtype=np.int64), l2_sensitivity=2.0**0.5, rho=0.25, ledger=ledger,
+                                      rng=np.random.default_rng(8), stage="t")
+    c = ledger.charges[0]
+    assert (c.mechanism, c.rho, c.scale, c.count) == ("discrete-gaussian", 0.25, 2.0**0.5 / math.sqrt(0.5), N)
+    # σ² = 4: the discrete Gaussian's variance is below σ² and within 1e-6 of it for σ ≥ 1 (CKS 2020, Cor. 9)
+    assert abs(out.var() - 4.0) < 6 * math.sqrt(2 * 16 / N)
+    with pytest.raises(ValueError, match="integer values"):
+        discrete_gaussian_mechanism(np.array([0.5]), l2_sensitivity=1, rho=0.1, ledger=ledger,
+                                    rng=np.random.default_rng(0), stage="t")
 
 
 def test_geometric_mechanism_rejects_floats():

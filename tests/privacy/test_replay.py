@@ -37,10 +37,10 @@ ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is replaye
 VARIANTS = [(name, raw) for name in ALGORITHMS for raw in get_algorithm(name).audit_params]
 EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm must make (so the replay covers them)
     "laplace": {"discrete-laplace"},
-    "mwem": {"laplace", "exponential"},
+    "mwem": {"discrete-laplace", "exponential"},
     "ireduct": {"ireduct-initial", "noise-down"},
-    "twophase": {"laplace"},
-    "iresamp": {"laplace"},
+    "twophase": {"discrete-laplace"},
+    "iresamp": {"discrete-laplace"},
     "dualquery": {"dq-sample"},
     "fourier": {"discrete-laplace"},
     "auto": {"laplace", "exponential"},  # the tiny workload has a 2-way marginal: auto runs mwem
@@ -50,7 +50,7 @@ EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm
 def _distance(mechanism: str, diff: np.ndarray) -> float:
     if mechanism in ("exponential", "exponential-quantiles"):
         return float(np.max(np.abs(diff)))
-    if mechanism == "gaussian":
+    if mechanism in ("gaussian", "discrete-gaussian"):
         return float(np.sqrt(np.sum(diff**2)))
     return float(np.sum(np.abs(diff)))
 
@@ -189,9 +189,10 @@ def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
 
 
 @pytest.mark.parametrize(("algorithm", "params", "delta", "kinds"), [
-    ("mwem", {"marginal_queries": "cells", "iterations": 3}, 0.0, {"laplace", "exponential"}),
-    ("mwem", {"accounting": "zcdp"}, 1e-3, {"gaussian", "exponential"}),
-    ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"laplace", "exponential"}),
+    ("mwem", {"marginal_queries": "cells", "iterations": 3}, 0.0, {"discrete-laplace", "exponential"}),
+    ("mwem", {"accounting": "zcdp"}, 1e-3, {"discrete-gaussian", "exponential"}),
+    ("mwem", {"accounting": "zcdp", "noise": "continuous"}, 1e-3, {"gaussian", "exponential"}),
+    ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"discrete-laplace", "exponential"}),
     ("laplace", {"noise": "continuous"}, 0.0, {"laplace"}),
     ("laplace", {"noise": "snapping"}, 0.0, {"snapping"}),
     ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"dq-sample"}),
@@ -221,10 +222,10 @@ SENSITIVITY_VARIANTS = {
                                           "params": {"iterations": 3, "init": "uniform"}},
     # Gaussian measurements at L2 sensitivity √2 under replace-one
     "mwem-zcdp-replace-one": {"algorithm": "mwem", "neighbouring": "replace-one", "delta": 1e-3,
-                                  "params": {"accounting": "zcdp"}, "kinds": {"gaussian", "exponential"}},
+                                  "params": {"accounting": "zcdp"}, "kinds": {"discrete-gaussian", "exponential"}},
     "mwem-zcdp-ranges-replace-one": {"algorithm": "mwem", "neighbouring": "replace-one", "delta": 1e-3, "ranges": True,
                                          "params": {"accounting": "zcdp", "iterations": 3},
-                                         "kinds": {"gaussian", "exponential"}},
+                                         "kinds": {"discrete-gaussian", "exponential"}},
     "twophase-replace-one-large-n": {"algorithm": "twophase", "neighbouring": "replace-one", "n": 600, "params": {}},
 }
 
@@ -304,7 +305,7 @@ def test_coupled_replay_with_schema_discovery(neighbouring, monkeypatch):
     coupling.mode = "replay"
     second, report2 = _release(d2, cfg, seed=77)
     assert coupling.i == len(coupling.calls)
-    assert {c[0] for c in coupling.calls} >= {"partition-selection", "discrete-laplace", "laplace", "exponential"}
+    assert {c[0] for c in coupling.calls} >= {"partition-selection", "discrete-laplace", "exponential"}  # mwem measures with discrete noise
     for mechanism, dist, sens in coupling.distances:
         assert dist <= sens * (1 + 1e-12), (mechanism, dist, sens)
     assert any(dist > 0 for m, dist, _ in coupling.distances if m == "partition-selection")
