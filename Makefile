@@ -59,7 +59,7 @@ mutants: $(STAMP)
 	$(BIN)/python tools/mutants.py
 
 lint: $(STAMP) layers
-	$(BIN)/ruff check dpsynth tests benchmarks
+	$(BIN)/ruff check dpsynth tests benchmarks tools
 
 layers: $(STAMP)  # the package's layering contracts (pyproject.toml [tool.importlinter]); part of make test
 	$(BIN)/lint-imports --no-cache

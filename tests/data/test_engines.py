@@ -287,9 +287,9 @@ def test_spark_missing_is_one_line_engine_error(runner, tmp_path, monkeypatch):
     assert not out.exists()
 
 
+@pytest.mark.slow  # the fast tier's byte-identity check is test_cli_engine_spark_same_files_as_numpy (3,000 rows)
 @pytest.mark.parametrize(
-    "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"),
-                     pytest.param("configs/adult.yaml", "sample_data/adult.csv", marks=pytest.mark.slow)]
+    "config, data", [("configs/nltcs.yaml", "sample_data/nltcs.csv"), ("configs/adult.yaml", "sample_data/adult.csv")]
 )
 def test_spark_release_byte_identical(spark, config, data):
     from dpsynth.data.engines.spark import SparkCounts

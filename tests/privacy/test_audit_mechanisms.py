@@ -14,6 +14,8 @@ the noise of the coordinates is i.i.d., so this is N independent runs.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -188,6 +190,19 @@ def test_snapping_clamps_its_input_before_the_noise():
     np.testing.assert_array_equal(outs[0], outs[1])
     np.testing.assert_array_equal(outs[2], outs[3])
     assert len(np.unique(outs[0])) > 1  # the noise really moved the clamped value
+
+
+@pytest.mark.parametrize("sensitivity, epsilon, bound", [(2.0, 0.5, 2.0**40), (1.0, 1.0, 64.0), (3.0, 0.1, 1e9)])
+def test_snapping_scale_includes_mironovs_slack(sensitivity, epsilon, bound):
+    """Mironov 2012, Theorem 1: the snapping mechanism with noise scale λ is (1/λ + 2⁻⁴⁹·B/λ)-DP per unit of
+    sensitivity, so ε-DP needs λ ≥ Δ·(1 + 2⁻⁴⁹·B)/ε exactly (checked in rationals), and Λ is the smallest power
+    of two ≥ λ.  Deterministic."""
+    from fractions import Fraction
+
+    lam, grid = snapping_noise_scale(sensitivity=sensitivity, epsilon=epsilon, bound=bound)
+    need = Fraction(sensitivity) * (1 + Fraction(bound) / 2**49) / Fraction(epsilon)
+    assert Fraction(lam) >= need and lam <= float(need) * (1 + 1e-15)
+    assert grid >= lam and grid / 2 < lam and math.log2(grid).is_integer()
 
 
 def test_snapping_refuses_a_bound_below_the_scale():
