@@ -78,8 +78,8 @@ def run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[int, str, f
 
 
 def first_failure(output: str) -> str:
-    m = re.search(r"^FAILED (\S+)", output, re.MULTILINE) or re.search(r"^ERROR (\S+)", output, re.MULTILINE)
-    return m.group(1).split(" - ")[0] if m else "(failed)"
+    m = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", output, re.MULTILINE)
+    return m.group(1).strip() if m else "(failed)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             print(out[-3000:], file=sys.stderr)
             return 2
         print(f"baseline: {len(union)} test selections pass on the unmutated copy ({secs:.0f} s)")
-        print(f"{'mutant':34s} {'file':40s} {'caught by':70s} {'s':>6s}")
+        print(f"{'mutant':36s} {'file':44s} {'s':>5s}  caught by")
         survived, errors = [], []
         for m in mutants:
             path = tmp / m["file"]
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             else:  # 2: collection/usage error, 5: no tests ran
                 verdict = f"ERROR (pytest rc {rc}: {first_failure(out)})"
                 errors.append(m["id"])
-            print(f"{m['id']:34s} {m['file']:40s} {verdict:70s} {secs:6.0f}", flush=True)
+            print(f"{m['id']:36s} {m['file']:44s} {secs:5.0f}  {verdict}", flush=True)
         print(f"{len(mutants)} mutants: {len(mutants) - len(survived) - len(errors)} caught, "
               f"{len(survived)} survived, {len(errors)} errors")
         if survived:

@@ -30,12 +30,12 @@ def test_full_table_init_is_measured_at_histogram_sensitivity(monkeypatch):
 
 
 def test_half_sensitivity_on_the_full_table_is_caught(monkeypatch):
-    original = mwem.laplace_mechanism
+    original = mwem.geometric_mechanism  # MWEM's default (noise: discrete) measurement
 
     def halved(true, *, sensitivity, stage, **kw):
         return original(true, sensitivity=sensitivity / 2 if stage == "mwem-init" else sensitivity, stage=stage,
                         **kw)
 
-    monkeypatch.setattr(mwem, "laplace_mechanism", halved)
+    monkeypatch.setattr(mwem, "geometric_mechanism", halved)
     coupling = _replay(monkeypatch, "replace-one")
     assert any(dist > sens for _, dist, sens in coupling.distances)
