@@ -74,6 +74,8 @@ def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray
         bad = (out < 0) & ~isnull
         if bad.any():
             if not spec.other:
+                labels = cell_labels(col)
+                index = pd.Index([str(c) for c in spec.categories], dtype=object)
                 padded = pd.Series(labels[bad], dtype=object).str.strip()
                 hint = ("; they match once spaces around fields are removed: set 'schema.strip: true'"
                         if index.get_indexer(padded).min() >= 0 else "")
