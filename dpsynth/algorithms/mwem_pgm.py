@@ -49,7 +49,13 @@ from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.synthesis import signal_priority
-from dpsynth.privacy.mechanisms import exponential_mechanism, gaussian_mechanism, laplace_mechanism
+from dpsynth.privacy.mechanisms import (
+    discrete_gaussian_mechanism,
+    exponential_mechanism,
+    gaussian_mechanism,
+    geometric_mechanism,
+    laplace_mechanism,
+)
 
 __all__ = ["candidates", "fit_pgm", "merged_cells"]
 
@@ -108,6 +114,7 @@ class _Budget:
 
     def __init__(self, ctx: AlgorithmContext, params, zcdp: bool, total: float):
         self.ctx, self.zcdp = ctx, zcdp
+        self.discrete = getattr(params, "noise", "discrete") == "discrete"
         usable = total * _MARGIN
         self.init_part = usable * params.init_fraction
         self.left = usable - self.init_part
@@ -135,6 +142,11 @@ class _Budget:
     def measure(self, true, part: float, *, rng, stage: str, measured: str):
         nb = self.ctx.neighbouring
         kw = {"ledger": self.ctx.ledger, "rng": rng, "stage": stage, "measured": measured}
+        if self.discrete:  # counts are integers: integer noise at the same scale and cost (issue 13 §4)
+            true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)
+            if self.zcdp:
+                return discrete_gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
+            return geometric_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)
         if self.zcdp:
             return gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
         return laplace_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)

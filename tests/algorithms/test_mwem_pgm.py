@@ -46,12 +46,12 @@ def test_default_variant_ledger(small, delta):  # noqa: F811
     assert stages[4:] == ["mwem-select", "mwem-measure"] * rounds and rounds >= 1
     assert out.details["variant"] == "pgm"
     if delta == 0:
-        assert {c.mechanism for c in charges if c.stage != "mwem-select"} == {"laplace"}
+        assert {c.mechanism for c in charges if c.stage != "mwem-select"} == {"discrete-laplace"}  # integer noise
         spent = sum((Fraction(c.epsilon) for c in charges), Fraction(0))
         assert 0.999 <= spent <= 1
     else:
         assert isinstance(composition, ZCDPComposition)
-        assert {c.mechanism for c in charges if c.stage != "mwem-select"} == {"gaussian"}
+        assert {c.mechanism for c in charges if c.stage != "mwem-select"} == {"discrete-gaussian"}  # integer noise
         eps, _ = ctx.ledger.spent()
         assert 0.999 <= eps <= 1.0
     rows = out.model.sample(500, rng=np.random.default_rng(0))

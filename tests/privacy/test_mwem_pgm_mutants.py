@@ -36,7 +36,7 @@ def test_replay_catches_an_understated_score_sensitivity(monkeypatch):
 
 def test_replay_catches_an_understated_measurement_sensitivity(monkeypatch):
     """Mutant: the measured marginal declares sensitivity 1 under replace-one (true L1 distance 2)."""
-    original = mwem_pgm.laplace_mechanism
-    monkeypatch.setattr(mwem_pgm, "laplace_mechanism", lambda true, *, sensitivity, **kw: original(
+    original = mwem_pgm.geometric_mechanism  # the default measurement: integer noise on integer counts
+    monkeypatch.setattr(mwem_pgm, "geometric_mechanism", lambda true, *, sensitivity, **kw: original(
         true, sensitivity=1.0, **kw))
     assert any(dist > sens for _, dist, sens in _replay(monkeypatch).distances)

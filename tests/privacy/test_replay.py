@@ -43,7 +43,7 @@ EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm
     "iresamp": {"discrete-laplace"},
     "dualquery": {"dq-sample"},
     "fourier": {"discrete-laplace"},
-    "auto": {"laplace", "exponential"},  # the tiny workload has a 2-way marginal: auto runs mwem
+    "auto": {"discrete-laplace", "exponential"},  # the tiny workload has a 2-way marginal: auto runs mwem
 }
 
 
