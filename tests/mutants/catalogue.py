@@ -275,3 +275,85 @@ MUTANTS: list[dict] = [
          new="    n = float(ctx.counts.n)\n",
          tests=T_REPLAY),
 ]
+
+# ------------------------------------------------------------ schema discovery (issue 18)
+SEL = "dpsynth/privacy/selection.py"
+DISC = "dpsynth/data/discover.py"
+REP = "dpsynth/report.py"
+T_SEL = ["tests/privacy/test_selection.py"]
+T_DISC = ["tests/data/test_discover.py"]
+T_ONE = ["tests/test_discover_release.py"]
+MUTANTS += [
+    dict(id="partition-threshold-one-lower", file=SEL, why="threshold T one lower: a single-row value appears with probability e^ε·δ",
+         old="    return scale, m + 1\n", new="    return scale, m\n", tests=T_SEL),
+    dict(id="partition-missing-charge", file=SEL, why="partition selection draws without charging (ε, δ)",
+         old='''    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism="partition-selection",''',
+         new='''    (lambda c: c)(
+        Charge(
+            stage=stage,
+            mechanism="partition-selection",''', tests=[*T_SEL, *T_DISC]),
+    dict(id="partition-noiseless", file=SEL, why="partition selection thresholds the true counts",
+         old="    noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)\n",
+         new="    noisy = counts.astype(np.int64) + 0 * discrete_laplace_noise(scale, counts.shape, rng=rng)\n", tests=T_SEL),
+    dict(id="partition-ignores-sensitivity", file=SEL, why="noise scale 1/ε under replace-one (histogram sensitivity 2)",
+         old="    scale = sensitivity / epsilon\n    alpha = math.exp(-1.0 / scale)\n",
+         new="    scale = 1.0 / epsilon\n    alpha = math.exp(-1.0 / scale)\n", tests=T_SEL),
+    dict(id="quantile-missing-factor-2", file=SEL, why="exponential mechanism weights exp(ε·u) instead of exp(ε·u/2Δ)",
+         old="    logits = (scores - scores.max(axis=1, keepdims=True)) * (each / 2.0)\n",
+         new="    logits = (scores - scores.max(axis=1, keepdims=True)) * each\n", tests=T_SEL),
+    dict(id="quantile-charges-one-of-m", file=SEL, why="m quantiles charged as one (ε/m instead of ε)",
+         old='''            mechanism="exponential-quantiles",
+            sensitivity=1.0,
+            epsilon=epsilon,''',
+         new='''            mechanism="exponential-quantiles",
+            sensitivity=1.0,
+            epsilon=each,''', tests=[*T_SEL, *T_DISC]),
+    dict(id="discover-columns-not-split", file=DISC, why="every column gets the whole ε (columns compose, a row touches all)",
+         old="    eps_parts = split_budget(spec.epsilon, [1.0] * len(learn)) if learn else []\n",
+         new="    eps_parts = [spec.epsilon] * len(learn)\n", tests=T_DISC),
+    dict(id="discover-delta-not-split", file=DISC, why="every categorical column gets the whole δ",
+         old="    delta_parts = split_budget(spec.delta, [1.0] * len(maybe_cat)) if maybe_cat else []\n",
+         new="    delta_parts = [spec.delta] * len(maybe_cat)\n", tests=T_DISC),
+    dict(id="discover-true-kind-counts", file=DISC, why="null/type/integrality decided on the true kind counts",
+         old="        null, whole, frac, text = (max(0, int(v)) for v in noisy)\n",
+         new="        null, whole, frac, text = (max(0, int(v)) for v in self.profile.kind_counts())\n", tests=T_DISC),
+    dict(id="discover-true-bounds", file=DISC, why="bounds from the true bucket counts",
+         old="        shown = np.flatnonzero(noisy >= cut)\n",
+         new="        shown = np.flatnonzero(counts > 0)\n", tests=T_DISC),
+    dict(id="budget-after-ignores-discovery", file=ACC, why="the release gets the whole budget after discovery",
+         old="        exact = Fraction(float(total)) - Fraction(float(used))\n",
+         new="        exact = Fraction(float(total))\n", tests=[*T_ONE, "tests/privacy/test_selection.py"]),
+    dict(id="report-drops-discovery-charges", file=REP, why="the release report omits the discovery charges",
+         old='    ledger = [c.to_dict() for c in discovery_ledger.charges] + list(report["ledger"])\n',
+         new='    ledger = list(report["ledger"])\n', tests=T_ONE),
+]
+
+# ------------------------------------------- budget arithmetic, estimator-era algorithms (issues 12, 14, 19)
+MUTANTS += [
+    dict(id="scale-cost-rounds-down", file=ACC, why="ε = Δ/λ rounded to nearest: a planned iReduct allocation may sum above ε",
+         old="    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):\n        return q\n",
+         new="    if True:\n        return q\n",
+         tests=["tests/privacy/test_accountant.py"]),
+    dict(id="cost-allocation-trusts-float-sum", file=ACC, why="planned costs within the float margin are accepted without the exact check",
+         old="        return exact <= Fraction(self.epsilon), cost\n",
+         new="        return True, cost\n",
+         tests=["tests/privacy/test_accountant.py"]),
+    dict(id="iresamp-ignores-the-ledger", file="dpsynth/algorithms/iresamp.py",
+         why="iResamp resamples without asking whether the draw still fits the budget",
+         old='        if not ctx.ledger.would_fit(Charge(stage="resample", mechanism="laplace", sensitivity=sens, epsilon=e)):\n',
+         new="        if False:\n",
+         tests=["tests/privacy/test_ledger_exact.py"]),
+    dict(id="mwem-pgm-measure-sensitivity-1", file="dpsynth/algorithms/mwem_pgm.py",
+         why="MWEM (pgm) measures a marginal at sensitivity 1 under replace-one (true L1 distance 2)",
+         old="            return geometric_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)\n",
+         new="            return geometric_mechanism(true, sensitivity=1.0, epsilon=part, **kw)\n",
+         tests=T_REPLAY),
+    dict(id="fourier-replace-one-at-add-remove-sensitivity", file="dpsynth/algorithms/fourier.py",
+         why="Fourier coefficients under replace-one charged at the add-remove sensitivity",
+         old="    per = 1.0 if neighbouring is Neighbouring.ADD_REMOVE else 2.0\n",
+         new="    per = 1.0\n",
+         tests=["tests/algorithms/test_fourier.py", *T_REPLAY]),
+]
