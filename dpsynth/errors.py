@@ -25,6 +25,7 @@ __all__ = [
     "ConfigError",
     "DataError",
     "DpsynthError",
+    "EngineError",
     "InputMissingError",
     "OutputError",
     "UsageError",
@@ -65,6 +66,12 @@ class InputMissingError(DpsynthError):
     """An input file does not exist."""
 
     exit_code = 66
+
+
+class EngineError(DpsynthError):
+    """A counts engine cannot run (PySpark or Java missing, Spark failed to start)."""
+
+    exit_code = 69
 
 
 class OutputError(DpsynthError):

@@ -23,6 +23,7 @@ __all__ = [
     "decode",
     "decode_columns",
     "encode",
+    "encode_column",
     "float_labels",
     "match_numbers",
     "number_label",
@@ -53,7 +54,7 @@ def encode(table: pd.DataFrame, domain: Domain, *, unknown: str = "error") -> np
         raise DataError("the input has no data rows")
     codes = np.empty((len(table), len(domain)), dtype=np.int64)
     for j, spec in enumerate(domain.columns):  # loop over columns; each is vectorized
-        codes[:, j] = _encode_column(table[spec.name], spec, unknown)
+        codes[:, j] = encode_column(table[spec.name], spec, unknown)
     return codes
 
 
@@ -67,7 +68,7 @@ def _null_codes(col: pd.Series, spec: ColumnSpec) -> np.ndarray:
     return isnull
 
 
-def _encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
+def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
     isnull = _null_codes(col, spec)
     if isinstance(spec, CategoricalColumn):
         out = category_codes(col, spec)  # -1: unknown or null

@@ -37,20 +37,14 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.counts import CachedCounts
-from dpsynth.data.discretize import _encode_column, category_numbers
+from dpsynth.data.discretize import category_numbers, encode_column
 from dpsynth.data.io import table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
-from dpsynth.errors import DataError, DpsynthError, InputMissingError
+from dpsynth.errors import DataError, DpsynthError, EngineError, InputMissingError
 
-__all__ = ["EngineError", "SparkCounts", "spark_available"]
+__all__ = ["SparkCounts", "spark_available"]
 
 MAX_DISTINCT = 2_000_000
-
-
-class EngineError(DpsynthError):
-    """A counts engine cannot run (PySpark or Java missing, Spark failed to start)."""
-
-    exit_code = 69
 
 
 def spark_available() -> str | None:
@@ -206,7 +200,7 @@ def _message(spec: ColumnSpec, rule: str, unknown: str) -> str:
         "outside its declared range": pd.Series([float("inf")]),
     }
     try:
-        _encode_column(probes[rule], spec, unknown)
+        encode_column(probes[rule], spec, unknown)
     except DataError as exc:
         return str(exc)
     return f"column '{spec.name}' breaks its schema"  # not reached: every probe breaks its rule

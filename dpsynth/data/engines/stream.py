@@ -42,7 +42,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from dpsynth.data.counts import CachedCounts
-from dpsynth.data.discretize import _encode_column, check_columns, encode_numbers
+from dpsynth.data.discretize import check_columns, encode_column, encode_numbers
 from dpsynth.data.io import arrow_to_pandas, table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain
 from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
@@ -55,7 +55,7 @@ CHUNK_ROWS = 1 << 22  # rows per read when answering a marginal (≈ 32 MB of in
 CSV_BLOCK = 1 << 22  # bytes per CSV record batch
 PARQUET_BATCH = 1 << 17  # rows per Parquet record batch
 
-# The order in which discretize._encode_column checks a column: for one column,
+# The order in which discretize.encode_column checks a column: for one column,
 # the numpy engine raises the first of these that any row breaks.
 _RULES = (
     "has null values",
@@ -297,7 +297,7 @@ class _BatchEncoder:
                 codes = self._fast(arr, j, spec)
                 if codes is None:
                     col = arrow_to_pandas(arr) if isinstance(spec, CategoricalColumn) else arr.to_pandas()
-                    codes = _encode_column(col, spec, self.unknown)
+                    codes = encode_column(col, spec, self.unknown)
             except DataError as exc:
                 rank = _rule(str(exc))
                 if j not in self.errors or rank < self.errors[j][0]:
