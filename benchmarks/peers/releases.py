@@ -122,8 +122,9 @@ def peer_release(codes_path: Path, sizes, *, synth: str, epsilon: float, delta: 
                  python: Path = PEER_PYTHON) -> dict:
     """Fit smartnoise ``synth`` once in a child process of the peer venv; sample every variant.
 
-    Returns ``status``, ``peak_mb``, ``child_seconds``, ``fit_seconds``, ``base_mb``, ``error``
-    and ``variants``: ``{name: {"codes": array, "sample_seconds": s} | {"error": msg}}``.
+    Returns ``status``, ``peak_mb``, ``child_seconds``, ``child_cpu_seconds`` (the whole child, imports
+    included), ``fit_seconds``, ``fit_cpu_seconds``, ``base_mb``, ``error``
+    and ``variants``: ``{name: {"codes": array, "sample_seconds": s, "sample_cpu_seconds": s} | {"error": msg}}``.
     """
     with tempfile.TemporaryDirectory(prefix="dpsynth-peer-") as tmp:
         out = Path(tmp)
@@ -139,7 +140,8 @@ def peer_release(codes_path: Path, sizes, *, synth: str, epsilon: float, delta: 
             proc.stdin.close()
             status, usage, timed_out = _wait(proc.pid, timeout)
             proc.returncode = status  # reaped above by os.wait4
-        result = {"peak_mb": round(usage.ru_maxrss / 1024, 1), "child_seconds": round(time.perf_counter() - t0, 3)}
+        result = {"peak_mb": round(usage.ru_maxrss / 1024, 1), "child_seconds": round(time.perf_counter() - t0, 3),
+                  "child_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3)}
         meta_path = out / "meta.json"
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         if timed_out:

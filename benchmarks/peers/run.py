@@ -133,7 +133,8 @@ class Runner:
                          "peak_mb": res["peak_mb"], "child_seconds": res["child_seconds"],
                          "base_mb": res.get("base_mb"), "fit_seconds": res.get("fit_seconds")}
         for v in a.variants:  # one row per sampler of the one fit
-            row = base | {"method": f"{synth}-{v}", "variant": v, "status": res["status"], "error": res.get("error")}
+            row = base | {"method": f"{synth}-{v}", "variant": v, "status": res["status"], "error": res.get("error"),
+                          "cpu_seconds": res["child_cpu_seconds"]}  # the whole child's, until a sampler's own
             got = res["variants"].get(v)
             if got is not None and "codes" in got:
                 row |= {"sample_seconds": got["sample_seconds"], "seconds": res["fit_seconds"] + got["sample_seconds"],
