@@ -65,7 +65,13 @@ from dpsynth.errors import ConfigError
 from dpsynth.models.factored import FactoredModel, Measurement, soft_threshold
 from dpsynth.models.mixture import MixtureModel
 from dpsynth.params import params_from_mapping
-from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, split_budget
+from dpsynth.privacy.accountant import (
+    BasicComposition,
+    ZCDPComposition,
+    bounded_range_epsilon,
+    split_budget,
+    zcdp_available,
+)
 from dpsynth.privacy.mechanisms import (
     discrete_gaussian_mechanism,
     exponential_mechanism,
@@ -297,19 +303,12 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
 
 
 # ------------------------------------------------------------------------- budget
-def _rho_of(epsilon: float, delta: float) -> float:
-    """Largest ρ with ρ + 2·sqrt(ρ·ln(1/δ)) ≤ ε (inverse of Bun & Steinke Prop. 1.3)."""
-    L = math.log(1.0 / delta)
-    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-
-
 def _available(ctx: AlgorithmContext, zcdp: bool) -> float:
     """What the rounds may spend: ε left (pure) or ρ left of the configured (ε, δ) (zCDP)."""
     ledger = ctx.ledger
     if not zcdp:
         return ledger.remaining()
-    spent = sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in ledger.charges)
-    avail = (_rho_of(ledger.epsilon, ledger.delta) - spent) * (1 - 1e-9)  # margin for float sums
+    avail = zcdp_available(ledger)
     if avail <= 0:
         raise ConfigError("privacy.epsilon: nothing left for mwem after the row count")
     return avail
@@ -326,11 +325,7 @@ class _Budget:
         per_round = (1.0 - f_init) / T
         weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * T
         if self.zcdp:
-            ledger = ctx.ledger
-            spent = sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in ledger.charges)
-            avail = (_rho_of(ledger.epsilon, ledger.delta) - spent) * (1 - 1e-9)  # margin for float sums
-            if avail <= 0:
-                raise ConfigError("privacy.epsilon: nothing left for mwem after the row count")
+            avail = _available(ctx, True)
             parts = [avail * w for w in weights]
         else:
             parts = split_budget(ctx.ledger.remaining(), weights)
@@ -342,7 +337,7 @@ class _Budget:
         self.measure = parts[2::2]
 
     def select_epsilon(self, t: int) -> float:
-        return math.sqrt(8.0 * self.select[t]) if self.zcdp else self.select[t]
+        return bounded_range_epsilon(self.select[t]) if self.zcdp else self.select[t]
 
     def noisy(self, true, part: float, l1: float, l2: float, *, rng, stage: str, measured: str):
         """Laplace (pure) or Gaussian (zCDP) measurement; returns (noisy values, noise scale).

@@ -49,6 +49,7 @@ from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.synthesis import signal_priority
+from dpsynth.privacy.accountant import RoundBudget
 from dpsynth.privacy.mechanisms import (
     discrete_gaussian_mechanism,
     exponential_mechanism,
@@ -60,8 +61,6 @@ from dpsynth.privacy.mechanisms import (
 __all__ = ["candidates", "fit_pgm", "merged_cells"]
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
-_MARGIN = 1.0 - 1e-9
-"""Share of a budget part actually used (float sums of the parts stay below the budget)."""
 
 
 def candidates(workload, one_way_done: bool = True) -> list[tuple[int, ...]]:
@@ -109,47 +108,19 @@ def merged_cells(model: GraphicalModel, attrs, cache: dict | None = None) -> int
     return sum(cache["sizes"]) - sum(cache["sizes"][i] for i in nodes) + math.prod(model.sizes[a] for a in union)
 
 
-class _Budget:
-    """The round budget: ε (pure) or ρ (zCDP) per round, adapted as the loop goes."""
-
-    def __init__(self, ctx: AlgorithmContext, params, zcdp: bool, total: float):
-        self.ctx, self.zcdp = ctx, zcdp
-        self.discrete = getattr(params, "noise", "discrete") == "discrete"
-        usable = total * _MARGIN
-        self.init_part = usable * params.init_fraction
-        self.left = usable - self.init_part
-        self.per_round = self.left / params.iterations
-        self.select_fraction = params.select_fraction
-
-    def take(self) -> tuple[float, float, bool]:
-        """(selection part, measurement part, last round?) of the next round."""
-        part, last = self.per_round, False
-        if self.left < 2.0 * part:
-            part, last = self.left, True
-        self.left -= part
-        return part * self.select_fraction, part * (1.0 - self.select_fraction), last
-
-    def select_epsilon(self, part: float) -> float:
-        return math.sqrt(8.0 * part) if self.zcdp else part
-
-    def sigma(self, part: float, l1: float, l2: float) -> float:
-        """The deviation of a measurement paid with ``part``."""
-        return l2 / math.sqrt(2.0 * part) if self.zcdp else math.sqrt(2.0) * l1 / part
-
-    def grow(self) -> None:
-        self.per_round *= 4.0 if self.zcdp else 2.0
-
-    def measure(self, true, part: float, *, rng, stage: str, measured: str):
-        nb = self.ctx.neighbouring
-        kw = {"ledger": self.ctx.ledger, "rng": rng, "stage": stage, "measured": measured}
-        if self.discrete:  # counts are integers: integer noise at the same scale and cost (issue 13 §4)
-            true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)
-            if self.zcdp:
-                return discrete_gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
-            return geometric_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)
-        if self.zcdp:
-            return gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
-        return laplace_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)
+def _measure(ctx: AlgorithmContext, true, part: float, *, zcdp: bool, discrete: bool, rng, stage: str,
+             measured: str):
+    """A noisy marginal paid with ``part`` (ε, or ρ under zCDP) at histogram sensitivity."""
+    nb = ctx.neighbouring
+    kw = {"ledger": ctx.ledger, "rng": rng, "stage": stage, "measured": measured}
+    if discrete:  # counts are integers: integer noise at the same scale and cost (issue 13 §4)
+        true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)
+        if zcdp:
+            return discrete_gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
+        return geometric_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)
+    if zcdp:
+        return gaussian_mechanism(true, l2_sensitivity=nb.histogram_l2, rho=part, **kw)
+    return laplace_mechanism(true, sensitivity=nb.histogram_l1, epsilon=part, **kw)
 
 
 def _label(ctx, attrs) -> str:
@@ -163,15 +134,17 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     cands = candidates(ctx.workload)
     if not cands:  # nothing to select: the 1-way marginals get the whole budget
         params = dataclasses.replace(params, init_fraction=1.0 - 1e-12)
-    budget = _Budget(ctx, params, zcdp, total_budget)
+    budget = RoundBudget(total_budget, init_fraction=params.init_fraction, iterations=params.iterations,
+                         select_fraction=params.select_fraction, zcdp=zcdp)
+    discrete = getattr(params, "noise", "discrete") == "discrete"
     noise = "gaussian" if zcdp else "laplace"
     released: list[NoisyMarginal] = []
     measurements: list[LinearMeasurement] = []
-    init_each = budget.init_part / len(sizes)
+    init_each = budget.init_share(len(sizes))
     for a in range(len(sizes)):  # loop over columns
-        values = np.asarray(budget.measure(ctx.counts.marginal((a,)), init_each, rng=rng, stage="mwem-init",
-                                           measured=_label(ctx, (a,))), dtype=float)
-        sd = budget.sigma(init_each, nb.histogram_l1, nb.histogram_l2)
+        values = np.asarray(_measure(ctx, ctx.counts.marginal((a,)), init_each, zcdp=zcdp, discrete=discrete,
+                                     rng=rng, stage="mwem-init", measured=_label(ctx, (a,))), dtype=float)
+        sd = budget.deviation(init_each, nb.histogram_l1, nb.histogram_l2)
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
     fit_kw = {"total": ctx.n, "max_cells": params.model_cells, "coarsen": True}
@@ -181,7 +154,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     selected, removed_by_size, grown = [], 0, 0
     for t in range(10 * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
-        sd = budget.sigma(meas_part, nb.histogram_l1, nb.histogram_l2)
+        sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
         structure: dict = {}
         allowed = [c for c in cands if merged_cells(model, c, structure) <= params.model_cells]
         removed_by_size = max(removed_by_size, len(cands) - len(allowed))
@@ -193,8 +166,8 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
                                      ledger=ctx.ledger, rng=rng, stage="mwem-select",
                                      measured=f"round {t + 1}: one of {scores.size} candidate marginals")
         attrs = allowed[pick]
-        values = np.asarray(budget.measure(true[attrs], meas_part, rng=rng, stage="mwem-measure",
-                                           measured=_label(ctx, attrs)), dtype=float)
+        values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
+                                     stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
         released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement(attrs, values, sd))
         selected.append(_label(ctx, attrs))

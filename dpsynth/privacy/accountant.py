@@ -28,12 +28,17 @@ __all__ = [
     "Composition",
     "CostAllocation",
     "Ledger",
+    "RoundBudget",
     "ZCDPComposition",
+    "approx_dp_to_zcdp",
+    "bounded_range_epsilon",
     "budget_after",
     "exact_sum",
     "scale_cost",
     "sequential_spent",
     "split_budget",
+    "zcdp_available",
+    "zcdp_spent",
     "zcdp_to_approx_dp",
 ]
 
@@ -125,6 +130,30 @@ def zcdp_to_approx_dp(rho: float, delta: float) -> float:
     if not 0 < delta < 1:
         return math.inf
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
+    """Largest ρ with ρ + 2·sqrt(ρ·ln(1/δ)) ≤ ε: the inverse of :func:`zcdp_to_approx_dp`
+    (Bun & Steinke 2016, Prop. 1.3), the ρ a zCDP algorithm may spend under an (ε, δ) budget."""
+    L = math.log(1.0 / delta)
+    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+
+
+def bounded_range_epsilon(rho: float) -> float:
+    """ε = sqrt(8ρ): the exponential mechanism with this ε is ρ-zCDP (bounded range, Cesar & Rogers 2021)."""
+    return math.sqrt(8.0 * rho)
+
+
+def zcdp_spent(charges: Sequence[Charge]) -> float:
+    """Total ρ of ``charges``; pure ε-DP charges count ε²/2 (Bun & Steinke 2016, Prop. 1.4)."""
+    return sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in charges)
+
+
+def zcdp_available(ledger: Ledger, margin: float = 1e-9) -> float:
+    """ρ still available under the ledger's (ε, δ): :func:`approx_dp_to_zcdp` minus :func:`zcdp_spent`,
+    shrunk by the relative ``margin`` so that float sums of its parts stay within the budget.
+    May be ≤ 0 (nothing left); the caller says what that means for its stage."""
+    return (approx_dp_to_zcdp(ledger.epsilon, ledger.delta) - zcdp_spent(ledger.charges)) * (1 - margin)
 
 
 class Composition(Protocol):
@@ -381,3 +410,50 @@ class CostAllocation:
     def set(self, j: int, cost: float) -> None:
         self.costs[j] = cost
         self.total = math.fsum(self.costs)
+
+
+# ------------------------------------------------------------------ adaptive round budgets
+class RoundBudget:
+    """An adaptive per-round budget in ε (pure) or ρ (zCDP): MWEM with the estimator in the loop
+    (:mod:`dpsynth.algorithms.mwem_pgm`) spends it round by round.
+
+    ``total`` is what the rounds may spend (ε left, or :func:`zcdp_available`); a relative 10⁻⁹ of it is
+    kept back so that float sums of the parts stay below it.  ``init_fraction`` of that pays the initial
+    measurements; the rest is shared by ``iterations`` rounds, each split into a selection part
+    (``select_fraction``) and a measurement part.  :meth:`grow` doubles the per-round ε (quadruples ρ:
+    the noise deviation halves); when what is left cannot pay for two more rounds, :meth:`take` hands
+    out all of it and says it is the last round, so the budget is used exactly.
+    """
+
+    def __init__(self, total: float, *, init_fraction: float, iterations: int, select_fraction: float, zcdp: bool):
+        self.zcdp = zcdp
+        usable = total * (1.0 - 1e-9)
+        self.init_part = usable * init_fraction
+        self.left = usable - self.init_part
+        self.per_round = self.left / iterations
+        self.select_fraction = select_fraction
+
+    def init_share(self, count: int) -> float:
+        """The part of each of ``count`` equal initial measurements."""
+        return self.init_part / count
+
+    def take(self) -> tuple[float, float, bool]:
+        """(selection part, measurement part, last round?) of the next round."""
+        part, last = self.per_round, False
+        if self.left < 2.0 * part:
+            part, last = self.left, True
+        self.left -= part
+        return part * self.select_fraction, part * (1.0 - self.select_fraction), last
+
+    def select_epsilon(self, part: float) -> float:
+        """ε of an exponential mechanism paid with ``part``: itself (pure), or sqrt(8ρ) (zCDP: the
+        bounded-range exponential mechanism is ε²/8-zCDP, Cesar & Rogers 2021)."""
+        return bounded_range_epsilon(part) if self.zcdp else part
+
+    def deviation(self, part: float, l1: float, l2: float) -> float:
+        """Standard deviation of a measurement paid with ``part``: Gaussian Δ₂/sqrt(2ρ) (Bun & Steinke
+        2016, Prop. 1.6) or Laplace sqrt(2)·Δ₁/ε."""
+        return l2 / math.sqrt(2.0 * part) if self.zcdp else math.sqrt(2.0) * l1 / part
+
+    def grow(self) -> None:
+        self.per_round *= 4.0 if self.zcdp else 2.0

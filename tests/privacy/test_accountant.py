@@ -14,10 +14,15 @@ from dpsynth.privacy.accountant import (
     Charge,
     CostAllocation,
     Ledger,
+    RoundBudget,
     ZCDPComposition,
+    approx_dp_to_zcdp,
+    bounded_range_epsilon,
     exact_sum,
     scale_cost,
     split_budget,
+    zcdp_available,
+    zcdp_spent,
     zcdp_to_approx_dp,
 )
 
@@ -106,3 +111,41 @@ def test_scale_cost_never_below_the_exact_quotient():
         c = scale_cost(sens, scale)
         assert Fraction(c) * Fraction(scale) >= Fraction(sens)
         assert math.nextafter(c, 0.0) * scale < sens or Fraction(math.nextafter(c, 0.0)) * Fraction(scale) < Fraction(sens)
+
+
+def test_approx_dp_to_zcdp_inverts_the_conversion():
+    for eps, delta in [(1.0, 1e-6), (0.1, 1e-9), (8.0, 1e-5)]:
+        rho = approx_dp_to_zcdp(eps, delta)
+        assert zcdp_to_approx_dp(rho, delta) == pytest.approx(eps, rel=1e-12)
+        assert zcdp_to_approx_dp(rho * (1 + 1e-6), delta) > eps
+
+
+def test_zcdp_available_deducts_rho_and_pure_charges():
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    ledger.charge(_c(0.1))  # pure: eps^2/2 = 0.005
+    ledger.charge(_c(0.3, rho=0.002))
+    assert zcdp_spent(ledger.charges) == pytest.approx(0.007)
+    assert zcdp_available(ledger) == (approx_dp_to_zcdp(1.0, 1e-6) - zcdp_spent(ledger.charges)) * (1 - 1e-9) > 0
+    assert bounded_range_epsilon(0.125) == 1.0
+
+
+def test_round_budget_spends_the_total_and_no_more():
+    """Pure: 10% init, 4 rounds of 0.225 (select 0.1 of each); one grow doubles the rounds, and the round that
+    cannot be followed by two more takes everything left, so the parts add up to the usable total exactly."""
+    total = 1.0
+    b = RoundBudget(total, init_fraction=0.1, iterations=4, select_fraction=0.1, zcdp=False)
+    assert b.init_share(4) == b.init_part / 4 and b.init_part == pytest.approx(0.1)
+    parts = [b.init_part]
+    sel, meas, last = b.take()
+    assert (sel, meas, last) == pytest.approx((0.0225, 0.2025, False)) and not last
+    parts += [sel, meas]
+    b.grow()
+    while not last:
+        sel, meas, last = b.take()
+        parts += [sel, meas]
+    assert math.fsum(parts) == pytest.approx(total * (1 - 1e-9), rel=1e-12) and exact_sum(parts) <= total
+    z = RoundBudget(0.5, init_fraction=0.2, iterations=5, select_fraction=0.5, zcdp=True)
+    before = z.per_round
+    z.grow()
+    assert z.per_round == 4 * before and z.select_epsilon(0.125) == 1.0
+    assert z.deviation(0.5, 1.0, 2.0) == 2.0 and b.deviation(0.5, 1.0, 2.0) == math.sqrt(2.0) * 2.0
