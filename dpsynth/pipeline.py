@@ -96,9 +96,18 @@ def preflight(config: Config) -> None:
             f"workload.marginals: the largest marginal has {worst} cells, more than the limit of "
             f"{config.max_cells} (raise --max-cells / limits.max_cells or use coarser bins)"
         )
-    check = get_algorithm(config.algorithm).preflight
-    if check is not None:  # the algorithm's own size guards, from the configuration alone
-        check(config.domain, config.marginals, config.params)
+    linear = config.workload.linear
+    worst = max((config.domain.cells(s.attrs) for s in linear.sets), default=0) if linear is not None else 0
+    if worst > config.max_cells:
+        raise ConfigError(
+            f"workload.linear: the largest query support has {worst} cells, more than the limit of "
+            f"{config.max_cells} (raise --max-cells / limits.max_cells or use queries over fewer columns)"
+        )
+    spec = get_algorithm(config.algorithm)
+    if spec.preflight is not None:  # the algorithm's own size guards, from the configuration alone
+        spec.preflight(config.domain, config.marginals, config.params)
+    if spec.check_workload is not None:
+        spec.check_workload(config.domain, config.workload, config.params)
     if config.privacy.neighbouring is Neighbouring.REPLACE_ONE and not config.privacy.n_public:
         raise ConfigError(
             "privacy.n: under replace-one neighbours n is public; set 'n: public' "

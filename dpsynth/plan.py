@@ -299,14 +299,15 @@ def _mwem(f: _Facts) -> AlgorithmPlan:
     from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations, variant_of
 
     p = f.config.params
-    variant = variant_of(p, bool(f.config.workload.ranges))
+    linear = f.config.workload.linear
+    variant = variant_of(p, bool(f.config.workload.ranges) or linear is not None)
     zcdp = p.accounting == "zcdp" or (p.accounting == "auto" and variant == "pgm" and f.config.privacy.delta > 0)
     p = p.resolved(variant, "zcdp" if zcdp else "pure")
     if variant == "pgm":
         return _mwem_pgm(f, p)
     m = len(f.marginal_cells)
     candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
-    candidates += sum(len(rq) for rq in f.config.workload.ranges)
+    candidates += sum(len(rq) for rq in f.config.workload.ranges) + (len(linear) if linear is not None else 0)
     T = effective_iterations(p, candidates)
     f_init = p.init_fraction if p.init == "noisy" else 0.0
     weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T

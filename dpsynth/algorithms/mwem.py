@@ -18,11 +18,17 @@ Query classes (``Q``):
   counting query (Figure 1 literally).
 * ranges (§3.1): the queries of ``workload.ranges`` (see :mod:`dpsynth.workload.ranges`),
   added to the candidates when configured; ``marginal_queries: none`` keeps only them.
+* general linear queries (§2: q maps records to [−1, 1]): the queries of
+  ``workload.linear`` (see :mod:`dpsynth.workload.linear`), scored by
+  |q(A) − q(B)|, measured one at a time, and fitted by the Figure 1 update
+  A(x) ∝ A(x)·exp(q(x)(m − q(A))/(2n)) with the query's own weights q(x).
 
 Sensitivities follow the neighbouring relation: a cuboid's score and its cell
 vector change by at most ``histogram_l1`` (1 add-remove, 2 replace-one); a
-cell or range count and its score by 1.  The exponential mechanism uses the
-largest sensitivity of the candidate classes present.
+cell or range count and its score by 1; a linear query with q(x) ∈ [lo, hi]
+by max(|lo|, |hi|) (add-remove, ≤ 1) or hi − lo (replace-one, ≤ 2), the largest
+over the workload's queries.  The exponential mechanism uses the largest
+sensitivity of the candidate classes present.
 
 §2.3.2 improvements, each a parameter: ``output: final`` (default) or
 ``average`` of A₁ … A_T; ``mw_passes`` extra passes of the MW rule over all
@@ -80,7 +86,7 @@ from dpsynth.privacy.mechanisms import (
     laplace_mechanism,
 )
 
-__all__ = ["Params", "composition", "parse_params", "preflight", "run"]
+__all__ = ["Params", "check_workload", "composition", "parse_params", "preflight", "run"]
 
 _P = "algorithm.params"
 
@@ -97,7 +103,8 @@ class Params:
 
     ``variant``: ``pgm`` (the estimator in the loop, :mod:`dpsynth.algorithms.mwem_pgm`) or
     ``paper`` (Figure 1 + §2.3.2 with the product-of-factors model); unset: ``pgm``, or
-    ``paper`` when the workload has ranges, ``marginal_queries`` is not ``cuboids`` or ``init`` is ``cells``.
+    ``paper`` when the workload has ranges or linear queries, ``marginal_queries`` is not ``cuboids`` or
+    ``init`` is ``cells``.
     ``iterations``, ``select_fraction`` and ``init_fraction`` unset take the variant's
     default (:data:`_VARIANT_DEFAULTS`).  ``accounting: auto``: zCDP with Gaussian noise
     when δ > 0 and the variant is not ``paper``, else pure ε-DP with Laplace noise.
@@ -288,6 +295,60 @@ class _Ranges:
         return rq.attrs, np.array([self.true[g][j]]), q, rq.describe(j, self.domain)
 
 
+class _Linear:
+    """General linear queries q: D → [−1, 1] from ``workload.linear`` (§2), grouped by support.
+
+    Score |q(A) − q(B)| (Figure 1 step 1), one Laplace (or Gaussian) draw per selected query at the
+    query class's sensitivity (:meth:`~dpsynth.privacy.neighbouring.Neighbouring.linear_sensitivity`,
+    the largest over the queries), and the MW update with the query's weights q(x) (step 3).  Answers
+    on a table of counts are integers only when every weight is −1, 0 or 1: otherwise the measurement
+    uses continuous noise (integer noise on a non-integer answer would not hide it).
+    """
+
+    kind = "linear"
+
+    def __init__(self, ctx: AlgorithmContext, linear):
+        self.sets = linear.sets
+        self.true = [s.answers(ctx.counts.marginal(s.attrs)) for s in self.sets]
+        self.offsets = np.concatenate([[0], np.cumsum([len(s) for s in self.sets])])
+        self.domain = ctx.domain
+        self.low = np.concatenate([s.low for s in self.sets])
+        self.high = np.concatenate([s.high for s in self.sets])
+        nb = ctx.neighbouring
+        self.l1 = self.l2 = max(nb.linear_sensitivity(lo, hi) for lo, hi in zip(self.low, self.high))
+        self.integral = np.concatenate([np.all(s.weights == np.rint(s.weights), axis=1) for s in self.sets])
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def group_attrs(self) -> list[tuple[int, ...]]:
+        return [s.attrs for s in self.sets]
+
+    def group_of(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.sets)), np.diff(self.offsets))
+
+    def scores(self, model: FactoredModel, groups: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(self))
+        for g in np.flatnonzero(groups):  # loop over supports, vectorized over their queries
+            s = self.sets[g]
+            out[self.offsets[g] : self.offsets[g + 1]] = np.abs(s.answers(model.project(s.attrs)) - self.true[g])
+        return out
+
+    def query(self, i: int):
+        g = int(np.searchsorted(self.offsets, i, side="right") - 1)
+        s, j = self.sets[g], i - self.offsets[g]
+        q = s.weights[j].reshape((1, *self.domain.shape(s.attrs)))
+        return s.attrs, np.array([self.true[g][j]]), q, f"linear({s.names[j]})"
+
+    def value_range(self, i: int) -> tuple[float, float]:
+        """Bounds of q(x) for query i: its answer lies in [n·low, n·high]."""
+        return float(self.low[i]), float(self.high[i])
+
+    def integral_at(self, i: int) -> bool:
+        """Query i has weights in {−1, 0, 1}: its answer on counts is an integer."""
+        return bool(self.integral[i])
+
+
 def _families(ctx: AlgorithmContext, params: Params) -> list:
     fams = []
     if params.marginal_queries == "cuboids":
@@ -297,9 +358,22 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
     sets = list(ctx.queries.ranges) if ctx.queries is not None else []
     if sets:
         fams.append(_Ranges(ctx, sets))
+    if ctx.queries is not None and ctx.queries.linear is not None:
+        fams.append(_Linear(ctx, ctx.queries.linear))
     if not fams:
-        raise ConfigError(f"{_P}.marginal_queries: is 'none' but workload.ranges is not set; there is nothing to query")
+        raise ConfigError(f"{_P}.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
+                          "there is nothing to query")
     return fams
+
+
+def _value_range(fam, i: int) -> tuple[float, float]:
+    """Bounds of a query's q(x): [0, 1] for counts (cuboid cells, cells, ranges)."""
+    return fam.value_range(i) if hasattr(fam, "value_range") else (0.0, 1.0)
+
+
+def _integral(fam, i: int) -> bool:
+    """Whether query i's answer on counts is an integer (counts are; linear queries with weights in {−1, 0, 1})."""
+    return fam.integral_at(i) if hasattr(fam, "integral_at") else True
 
 
 # ------------------------------------------------------------------------- budget
@@ -339,21 +413,24 @@ class _Budget:
     def select_epsilon(self, t: int) -> float:
         return bounded_range_epsilon(self.select[t]) if self.zcdp else self.select[t]
 
-    def noisy(self, true, part: float, l1: float, l2: float, *, rng, stage: str, measured: str):
+    def noisy(self, true, part: float, l1: float, l2: float, *, rng, stage: str, measured: str,
+              integral: bool = True):
         """Laplace (pure) or Gaussian (zCDP) measurement; returns (noisy values, noise scale).
 
         ``noise: discrete`` (default): the true answers are integer counts, measured with integer noise
         (discrete Laplace, or the discrete Gaussian of Canonne, Kamath & Steinke 2020 under zCDP) at the
-        same scale and cost; ``continuous``: real-valued Laplace or Gaussian noise.
+        same scale and cost; ``continuous``: real-valued Laplace or Gaussian noise.  ``integral: false``
+        (answers that need not be integers, e.g. linear queries with fractional weights): continuous noise.
         """
-        if self.discrete:
+        discrete = self.discrete and integral
+        if discrete:
             true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)  # exact integer counts
         if self.zcdp:
-            mech = discrete_gaussian_mechanism if self.discrete else gaussian_mechanism
+            mech = discrete_gaussian_mechanism if discrete else gaussian_mechanism
             noisy = mech(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
                          measured=measured)
             return np.asarray(noisy, dtype=float), l2 / math.sqrt(2.0 * part)
-        mech = geometric_mechanism if self.discrete else laplace_mechanism
+        mech = geometric_mechanism if discrete else laplace_mechanism
         noisy = mech(true, sensitivity=l1, epsilon=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
                      measured=measured)
         return np.asarray(noisy, dtype=float), l1 / part
@@ -425,15 +502,39 @@ def preflight(domain, marginals, params: Params) -> None:
         )
 
 
+_PGM_MARGINALS_ONLY = (f"{_P}.variant: pgm measures marginals only; use variant: paper with workload.ranges "
+                       "or workload.linear")
+
+
+def check_workload(domain, workload, params: Params) -> None:
+    """Refuse, from the configuration alone, what MWEM could never measure: ranges or linear queries with
+    ``variant: pgm``, and a linear query whose support exceeds ``max_factor_cells`` (measuring it would
+    need a factor over all its columns)."""
+    if params.variant == "pgm" and _has_queries(workload):
+        raise ConfigError(_PGM_MARGINALS_ONLY)
+    if workload is None or workload.linear is None:
+        return
+    for s in workload.linear.sets:  # loop over supports (public)
+        cells = domain.cells(s.attrs)
+        if cells > params.max_factor_cells:
+            cols = ", ".join(domain.names[a] for a in s.attrs)
+            raise ConfigError(
+                f"workload.linear: query {s.names[0]!r} depends on columns ({cols}) with {cells} cells, more than "
+                f"{_P}.max_factor_cells ({params.max_factor_cells}); MWEM could never measure it (raise "
+                "max_factor_cells or write the query over fewer columns)"
+            )
+
+
 _MIX = 1e-3
 """Weight of the uniform distribution in the full-table start (as the 1-way start's, models.factored)."""
 
 
-def _measurement(attrs, values, queries, scale, params, n, gaussian) -> Measurement:
-    """What the MW step fits: the noisy values clipped to [0, n] (``clip``), with a tolerance of
-    ``tolerance`` noise standard deviations (Laplace: sqrt(2)·scale; Gaussian: scale)."""
+def _measurement(attrs, values, queries, scale, params, n, gaussian, bounds=(0.0, 1.0)) -> Measurement:
+    """What the MW step fits: the noisy values clipped to [n·low, n·high] (``clip``; ``bounds`` =
+    (low, high) of q(x): [0, n] for counts), with a tolerance of ``tolerance`` noise standard
+    deviations (Laplace: sqrt(2)·scale; Gaussian: scale)."""
     if params.clip:
-        values = np.clip(values, 0.0, n)
+        values = np.clip(values, bounds[0] * n, bounds[1] * n)
     sd = scale if gaussian else math.sqrt(2.0) * scale
     return Measurement(attrs, values, queries, params.tolerance * sd)
 
@@ -478,17 +579,23 @@ class Fit:
         return MixtureModel(self.snapshots) if self.snapshots else self.model
 
 
-def variant_of(params: Params, has_ranges: bool) -> str:
-    """The variant that runs: ``params.variant``, or ``pgm`` unless ranges or cell queries need ``paper``."""
+def variant_of(params: Params, has_queries: bool) -> str:
+    """The variant that runs: ``params.variant``, or ``pgm`` unless ranges, linear or cell queries need
+    ``paper`` (``has_queries``: the workload has ranges or linear queries)."""
     if params.variant is not None:
         return params.variant
-    return "paper" if has_ranges or params.marginal_queries != "cuboids" or params.init == "cells" else "pgm"
+    return "paper" if has_queries or params.marginal_queries != "cuboids" or params.init == "cells" else "pgm"
+
+
+def _has_queries(workload) -> bool:
+    """The workload has query classes only the ``paper`` variant measures (ranges, linear queries)."""
+    return workload is not None and (bool(list(workload.ranges)) or workload.linear is not None)
 
 
 def resolve(ctx: AlgorithmContext, params: Params) -> Params:
     """The parameters of this run: variant (:func:`variant_of`), its defaults, and the accounting
     the ledger was built with."""
-    variant = variant_of(params, ctx.queries is not None and bool(list(ctx.queries.ranges)))
+    variant = variant_of(params, _has_queries(ctx.queries))
     if variant == "pgm" and params.marginal_queries != "cuboids":
         raise ConfigError(f"{_P}.marginal_queries: variant pgm measures whole marginals (cuboids); "
                           "use variant: paper for cells or ranges")
@@ -501,8 +608,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     the pipeline samples ``ctx.rows`` rows from the released model."""
     params = resolve(ctx, params)
     if params.variant == "pgm":
-        if ctx.queries is not None and list(ctx.queries.ranges):
-            raise ConfigError(f"{_P}.variant: pgm measures marginals only; use variant: paper with workload.ranges")
+        if _has_queries(ctx.queries):
+            raise ConfigError(_PGM_MARGINALS_ONLY)
         zcdp = params.accounting == "zcdp"
         model, released, details, warnings = fit_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp),
                                                      rng=rng)
@@ -546,11 +653,12 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
         measured[fi][i] = True
         attrs, true, queries, name = fams[fi].query(i)
         noisy, scale = budget.noisy(true, budget.measure[t], fams[fi].l1, fams[fi].l2, rng=rng,
-                                    stage="mwem-measure", measured=name)
+                                    stage="mwem-measure", measured=name,
+                                    integral=_integral(fams[fi], i))
         values = np.asarray(noisy, dtype=float).reshape(np.shape(true))
         if queries is None:
             released.append(NoisyMarginal(tuple(attrs), values, scale, "gaussian" if budget.zcdp else "laplace"))
-        m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp)
+        m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp, _value_range(fams[fi], i))
         model.mw_update(m)  # Figure 1, step 3
         measurements.append(m)
         model.mw_passes(measurements, params.mw_passes)  # §2.3.2
@@ -624,7 +732,7 @@ SPEC = AlgorithmSpec(
     params=Params,
     run=run,
     composition=composition,
-    workload=frozenset({"marginals", "ranges"}),
+    workload=frozenset({"marginals", "ranges", "linear"}),
     audit_params=({}, {"accounting": "zcdp"}, {"variant": "paper"}, {"variant": "paper", "accounting": "zcdp"},
                   {"marginal_queries": "cells"}, {"output": "average", "variant": "paper"},
                   {"init": "cells", "variant": "paper"},
@@ -632,5 +740,6 @@ SPEC = AlgorithmSpec(
                   {"noise": "continuous", "accounting": "zcdp", "variant": "paper"}),
     releases_marginals=False,
     preflight=preflight,
+    check_workload=check_workload,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
 )

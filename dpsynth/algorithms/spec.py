@@ -17,7 +17,7 @@ from dpsynth.privacy.accountant import BasicComposition, Composition
 
 __all__ = ["AlgorithmSpec"]
 
-_SECTIONS = frozenset({"marginals", "ranges", "conjunctions"})
+_SECTIONS = frozenset({"marginals", "ranges", "conjunctions", "linear"})
 
 
 def _basic(params: Any, privacy: Any) -> Composition:
@@ -35,6 +35,9 @@ class AlgorithmSpec:
     * ``workload``: the workload sections it measures (others are a config error);
     * ``preflight(domain, marginals, params)``: refuses a configuration from public
       information alone (size guards), before any data is read;
+    * ``check_workload(domain, workload, params)``: the same for the other workload
+      sections (a :class:`~dpsynth.workload.spec.Workload`), e.g. a query the
+      algorithm could never measure with these parameters;
     * ``audit_params``: parameter variants (raw mappings, as in YAML) that the
       privacy tests must exercise: each accounting, query class and option that
       changes which mechanisms run or how they are charged;
@@ -50,6 +53,7 @@ class AlgorithmSpec:
     audit_params: tuple[Mapping[str, Any], ...] = ({},)
     releases_marginals: bool = False
     preflight: Callable[[Any, Any, Any], None] | None = None
+    check_workload: Callable[[Any, Any, Any], None] | None = None
     needs_delta: Callable[[Mapping[str, Any]], bool] = field(default=lambda raw: False)
 
     def __post_init__(self) -> None:

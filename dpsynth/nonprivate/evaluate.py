@@ -9,8 +9,8 @@ Both tables are encoded with the configuration's public domain
 schema's discretization.  For each k, the k-way marginals (all of them, or a
 random sample) of the real table are compared with those of the synthetic rows
 and of three baselines computed on the spot (with ``workload=True``: the
-configuration's own marginals, range queries and conjunctions, rebuilt from its
-public seeds exactly as the release measured them):
+configuration's own marginals, range queries, conjunctions and linear queries,
+rebuilt from its public seeds and files exactly as the release measured them):
 
 * ``uniform``: the uniform distribution over the domain (DualQuery §7's
   "uniform data set", MWEM's starting point);
@@ -308,6 +308,24 @@ def _workload_conjunctions(real_codes, synth_codes, queries, domain, one_way, n:
             "error_max": {m: float(e.max()) for m, e in err.items()}}
 
 
+def _workload_linear(real: _Counter, synth: _Counter, linear, domain, one_way) -> dict | None:
+    """The configured linear queries (``workload.linear``, MWEM §2), answers as fractions q(B)/n in
+    [−1, 1] (as the conjunctions): mean and maximum absolute error per method, pooled over supports."""
+    if linear is None:
+        return None
+    errors: dict[str, list] = {m: [] for m in METHODS}
+    for s in linear.sets:  # loop over supports; each vectorized over its queries
+        true = s.answers(real.counts(s.attrs)) / max(real.n, 1)
+        tables = {"synthetic": synth.counts(s.attrs), **_baselines(s.attrs, real.sizes, one_way)}
+        for method, t in tables.items():
+            errors[method].append(np.abs(s.answers(M.rescale(t, 1.0)) - true))
+    err = {m: np.concatenate(e) for m, e in errors.items()}
+    columns = sorted({a for s in linear.sets for a in s.attrs})
+    return {"queries": len(linear), "columns": [domain.names[a] for a in columns],
+            "error_mean": {m: float(e.mean()) for m, e in err.items()},
+            "error_max": {m: float(e.max()) for m, e in err.items()}}
+
+
 def _configured_workload(config: Config):
     """(marginals, range query sets, conjunctions or None) exactly as the release built them (the typed
     workload is built from the config's own seeds when it is parsed)."""
@@ -530,8 +548,9 @@ def evaluate(
         n_ranges = int(sum(len(rq) for rq in range_sets))
         conjunctions = (_workload_conjunctions(real_codes, synth_codes, conj, domain, one_way, real.n)
                         if conj is not None else None)
+        linear = _workload_linear(real, synth, config.workload.linear, domain, one_way)
     else:
-        ks, n_ranges, conjunctions = list(options.ks), options.ranges, None
+        ks, n_ranges, conjunctions, linear = list(options.ks), options.ranges, None, None
         blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
     return {
@@ -547,6 +566,7 @@ def evaluate(
         "relative_entropy": _full_table_re(real, synth, one_way),
         "range_queries": ranges,
         "conjunctions": conjunctions,
+        "linear_queries": linear,
         "released_marginals": _released_errors(real, synth, released_m, delta, one_way) if released_m else None,
         "classifier": (_classifier(real, synth, target, domain.names, released_m, options.folds, cv_rng,
                                    (config, fold_rng, progress) if options.release_per_fold else None)
@@ -632,6 +652,10 @@ def _extra_rows(t, result: dict) -> int:
     if conj:
         row(f"conjunctions ({conj['queries']}, {conj['k']}-way), mean error", conj["error_mean"])
         row(f"conjunctions ({conj['queries']}, {conj['k']}-way), max error", conj["error_max"])
+    lin = result.get("linear_queries")
+    if lin:
+        row(f"linear queries ({lin['queries']}), mean error", lin["error_mean"])
+        row(f"linear queries ({lin['queries']}), max error", lin["error_max"])
     rel = result["released_marginals"]
     if rel:
         err = rel["overall_relative_error"]

@@ -1,1 +1,1 @@
-"""Workloads: the public query classes an algorithm measures (marginals, ranges, conjunctions)."""
+"""Workloads: the public query classes an algorithm measures (marginals, ranges, conjunctions, general linear queries)."""

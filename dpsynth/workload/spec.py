@@ -1,9 +1,10 @@
 """The typed workload: every query class a release may measure, validated when the config is parsed.
 
 A :class:`Workload` holds the marginals (tuples of column indices), the range
-queries (:class:`~dpsynth.workload.ranges.RangeQueries`) and the conjunctions
-(:class:`~dpsynth.workload.conjunctions.Conjunctions`) named by the config's
-``workload:`` section.  All of it is public: built from the schema and the
+queries (:class:`~dpsynth.workload.ranges.RangeQueries`), the conjunctions
+(:class:`~dpsynth.workload.conjunctions.Conjunctions`) and the general linear
+queries (:class:`~dpsynth.workload.linear.LinearWorkload`, read from a file)
+named by the config's ``workload:`` section.  All of it is public: built from the schema and the
 config's own seeds, never from the data, so it is checked (and its errors
 reported, exit 64) before any row is read.  Each algorithm declares which
 sections it accepts (:class:`dpsynth.algorithms.spec.AlgorithmSpec`); any other
@@ -19,12 +20,13 @@ from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_mapping, no_extra_keys
 from dpsynth.workload.conjunctions import Conjunctions, conjunction_workload
+from dpsynth.workload.linear import LinearWorkload, parse_linear
 from dpsynth.workload.marginals import parse_marginals
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
 
 __all__ = ["SECTIONS", "Workload", "parse_workload"]
 
-SECTIONS = ("marginals", "ranges", "conjunctions")
+SECTIONS = ("marginals", "ranges", "conjunctions", "linear")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Workload:
     conjunctions_spec: dict | None = None
     ranges_spec: Any = None
     given: frozenset[str] = frozenset()
+    linear: LinearWorkload | None = None
 
     def to_raw(self, domain: Domain) -> dict:
         """The ``workload:`` config section that parses back to this workload (marginals listed explicitly)."""
@@ -50,6 +53,8 @@ class Workload:
             raw["ranges"] = self.ranges_spec
         if self.conjunctions_spec is not None:
             raw["conjunctions"] = dict(self.conjunctions_spec)
+        if self.linear is not None:  # inline, so a saved model does not depend on the query file
+            raw["linear"] = self.linear.spec
         return raw
 
     def describe(self, domain: Domain, sections: frozenset[str]) -> dict:
@@ -67,6 +72,8 @@ class Workload:
             else:
                 out["conjunctions"] = {"spec": "every cell of the marginals",
                                        "marginals": [[names[a] for a in m] for m in self.marginals]}
+        if "linear" in sections and self.linear is not None:
+            out["linear"] = self.linear.describe(domain)
         return out
 
 
@@ -91,4 +98,5 @@ def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algori
         conjunctions_spec=dict(conj_raw) if conj_raw is not None else None,
         ranges_spec=raw.get("ranges"),
         given=frozenset(raw),
+        linear=parse_linear(raw.get("linear"), domain),
     )

@@ -280,7 +280,8 @@ def test_marginal_queries_none_needs_ranges(small):
     domain, codes, wl = small
     params = mwem.parse_params({"variant": "paper", "marginal_queries": "none"})
     with pytest.raises(ConfigError, match=re.escape(
-        "algorithm.params.marginal_queries: is 'none' but workload.ranges is not set; there is nothing to query"
+        "algorithm.params.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
+        "there is nothing to query"
     )):
         mwem.run(_ctx(domain, codes, wl), params, rng=np.random.default_rng(0))
 

@@ -107,7 +107,8 @@ PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties
 RESULT_SCHEMA = {
     "type": "object",
     "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
-                 "relative_entropy", "range_queries", "conjunctions", "released_marginals", "classifier"],
+                 "relative_entropy", "range_queries", "conjunctions", "linear_queries", "released_marginals",
+                 "classifier"],
     "additionalProperties": False,
     "properties": {
         "warning": {"const": NOT_PRIVATE},
@@ -147,6 +148,10 @@ RESULT_SCHEMA = {
                          "additionalProperties": False, "properties": {
                              "queries": {"type": "integer"}, "k": {"type": "integer"},
                              "error_mean": PER_METHOD, "error_max": PER_METHOD}},
+        "linear_queries": {"type": ["object", "null"], "required": ["queries", "columns", "error_mean", "error_max"],
+                           "additionalProperties": False, "properties": {
+                               "queries": {"type": "integer"}, "columns": {"type": "array", "items": {"type": "string"}},
+                               "error_mean": PER_METHOD, "error_max": PER_METHOD}},
         "classifier": {"type": ["object", "null"], "required": [
             "target", "majority_class_rate", "real_cross_validated", "folds", "synthetic", "released_marginals"]},
         "released_marginals": {"type": ["object", "null"], "required": ["marginals", "sanity_bound",

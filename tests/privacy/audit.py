@@ -185,6 +185,35 @@ TINY_PARAMS: dict[str, dict] = {
 runs with its defaults, so a new algorithm is audited without editing this table."""
 
 
+TINY_WORKLOADS: dict[str, dict] = {
+    # Two linear queries over the tiny schema (MWEM §2, q(x) ∈ [−1, 1]); each is tight on the worst-case pair
+    # (q(x, x) = −1, q(z, z) = +1: replace-one moves q(B) by 2, add-remove by 1).  The first has fractional
+    # weights (continuous noise), the second weights in {−1, 0, 1} (integer noise).
+    "linear": {"queries": [
+        {"name": "xx to zz", "columns": ["a", "b"], "weights": [-1, 0.5, -0.25, 0.5, 0, 0.75, -0.25, 0.75, 1]},
+        {"name": "a is z minus a is x", "columns": ["a"], "weights": [-1, 0, 1]},
+    ]},
+}
+"""A tiny instance of each optional workload section (beyond marginals), in YAML terms over the schema of
+:func:`tiny_raw_config`; the privacy tests run every algorithm that accepts a section with it."""
+
+SECTION_RUNS: dict[tuple[str, str], dict] = {
+    ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 2},
+                         "kinds": {"laplace", "discrete-laplace", "exponential"}},
+}
+"""Per (algorithm, section): the parameters that make the tiny run measure that section's queries, and the
+mechanism kinds it must then use.  Every algorithm accepting a section of :data:`TINY_WORKLOADS` needs one."""
+
+
+def section_variants() -> list[tuple[str, str]]:
+    """(algorithm, section) for every registered algorithm and every section of :data:`TINY_WORKLOADS` it
+    accepts (from its spec, so a new algorithm or section is audited without editing a list)."""
+    from dpsynth.algorithms import algorithm_names, get_algorithm
+
+    return [(name, section) for name in algorithm_names() for section in sorted(get_algorithm(name).workload)
+            if section in TINY_WORKLOADS]
+
+
 def tiny_raw_config(algorithm: str, neighbouring: str = "replace-one", *, epsilon: float = 1.0,
                     n_epsilon: float = 0.2) -> dict:
     """Two categorical columns × three values; n public under replace-one, noisy under add-remove."""

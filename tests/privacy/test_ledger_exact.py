@@ -25,7 +25,7 @@ from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import zcdp_to_approx_dp
-from tests.privacy.audit import tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
 
 VARIANTS = [
     (name, raw, 1e-3 if get_algorithm(name).needs_delta(raw) else 0.0)
@@ -126,6 +126,21 @@ def test_every_draw_is_charged_and_totals_are_exact(algorithm, params, delta, ne
     # the budget is used, not wasted (iResamp and iReduct with coarse steps stop when the next draw would not fit)
     floor = {"iresamp": 0.5, "ireduct": 0.9}.get(algorithm, 0.99)
     assert report["privacy"]["epsilon_spent"] >= floor * raw["privacy"]["epsilon"]
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize(("algorithm", "section"), section_variants())
+def test_workload_sections_are_charged_exactly(algorithm, section, neighbouring, monkeypatch):
+    """The optional workload sections (tests.privacy.audit.TINY_WORKLOADS), e.g. MWEM's linear queries."""
+    raw = tiny_raw_config(algorithm, neighbouring)
+    raw["algorithm"]["params"] = {**raw["algorithm"]["params"], **SECTION_RUNS[(algorithm, section)]["params"]}
+    raw["workload"][section] = TINY_WORKLOADS[section]
+    table, _ = tiny_neighbours(neighbouring, n=60)
+    report, calls = _run(monkeypatch, raw, table)
+    _check_draws_match_ledger(report["ledger"], calls)
+    _check_totals(report, raw["privacy"]["epsilon"], 0.0)
+    assert report["privacy"]["epsilon_spent"] >= 0.99 * raw["privacy"]["epsilon"]
+    assert {c["mechanism"] for c in calls} >= SECTION_RUNS[(algorithm, section)]["kinds"]
 
 
 @pytest.mark.parametrize("epsilon", AWKWARD_EPSILONS)

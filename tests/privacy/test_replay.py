@@ -31,7 +31,7 @@ from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
 from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
-from tests.privacy.audit import tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
 
 ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is replayed without editing a list
 VARIANTS = [(name, raw) for name in ALGORITHMS for raw in get_algorithm(name).audit_params]
@@ -178,6 +178,16 @@ def test_coupled_replay(algorithm, params, neighbouring, monkeypatch):
     _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=delta)
 
 
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize(("algorithm", "section"), section_variants())
+def test_coupled_replay_workload_sections(algorithm, section, neighbouring, monkeypatch):
+    """Every optional workload section an algorithm accepts (e.g. MWEM's linear queries, with continuous noise
+    for fractional weights and integer noise for weights in {−1, 0, 1}), under both neighbouring relations."""
+    run = SECTION_RUNS[(algorithm, section)]
+    _coupled_replay(algorithm, neighbouring, run["params"], monkeypatch, kinds=run["kinds"],
+                    workload={section: TINY_WORKLOADS[section]})
+
+
 def test_every_algorithm_declares_its_expected_sampling_calls():
     assert set(EXPECTED_KINDS) == set(ALGORITHMS), "add the new algorithm's mechanism kinds to EXPECTED_KINDS"
 
@@ -247,9 +257,11 @@ def _with_ordered_column(raw: dict, d: pd.DataFrame, d2: pd.DataFrame):
 
 
 def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kinds=None, n=30, ranges=False,
-                    epsilon=1.0):
-    """``kinds``: the mechanism kinds the run must use (default: ``EXPECTED_KINDS`` for default params)."""
+                    epsilon=1.0, workload=None):
+    """``kinds``: the mechanism kinds the run must use (default: ``EXPECTED_KINDS`` for default params);
+    ``workload``: extra workload sections."""
     raw = tiny_raw_config(algorithm, neighbouring, epsilon=epsilon, n_epsilon=0.2 * epsilon)
+    raw["workload"].update(workload or {})
     raw["algorithm"]["params"] = {k: v for k, v in {**raw["algorithm"]["params"], **params}.items() if v is not None}
     raw["privacy"]["delta"] = delta
     d, d2 = tiny_neighbours(neighbouring, n=n)
