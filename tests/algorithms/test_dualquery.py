@@ -393,3 +393,45 @@ def test_hybrid_release_reports_cbc_facts_per_round(root, nltcs):
         assert "seconds" not in r
         assert r["objective"] >= r["local_objective"]
         assert r["cbc_status"] in ("optimal", "time-limit", "skipped")
+
+
+# ------------------------------------------------------------------ alpha/beta (Algorithm 2)
+@pytest.mark.parametrize(("params", "message"), [
+    ({"alpha": 0.2}, ("algorithm.params.alpha: give beta too (Algorithm 2 derives T, s and eta from alpha and "
+                     "beta together)")),
+    ({"beta": 0.05}, ("algorithm.params.beta: give alpha too (Algorithm 2 derives T, s and eta from alpha and "
+                     "beta together)")),
+    ({"alpha": 1.5, "beta": 0.05}, "algorithm.params.alpha: must be in (0, 1), got 1.5"),
+    ({"alpha": 0.2, "beta": 0.0}, "algorithm.params.beta: must be in (0, 1), got 0.0"),
+    ({"alpha": 0.2, "beta": 0.05, "T": 10, "eta": 1.0},
+     ("algorithm.params.alpha: alpha and beta derive T, s and eta (Algorithm 2); remove T, eta or remove alpha "
+     "and beta")),
+])
+def test_alpha_beta_contradictions_are_config_errors(root, runner, tmp_path, params, message):
+    import yaml
+
+    raw = yaml.safe_load((root / ROOT_CFG).read_text())
+    raw["algorithm"]["params"] = {"best_response": "local", **params}
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    result = runner.invoke(app, ["release", "-c", str(cfg), "-i", str(root / "sample_data" / "nltcs.csv"),
+                                 "-o", str(tmp_path / "s.csv"), "--quiet"])
+    assert result.exit_code == 64
+    assert result.stderr == f"dpsynth: error: {message}\n"
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_alpha_beta_release_reports_the_target_and_derived_parameters(root, nltcs):
+    """2 marginals x 8 cells = 16 conjunctions, alpha = 0.9, beta = 0.5: T = ceil(16 ln 32/0.81) = ceil(68.46) = 69,
+    s = ceil(48 ln(2 * 2^16 * 69/0.5)/0.81) = ceil(990.27) = 991; the zCDP cost 0.51 fits epsilon = 1 at n = 21,574."""
+    import yaml
+
+    raw = yaml.safe_load((root / ROOT_CFG).read_text())
+    raw["workload"] = {"marginals": [["a0", "a1", "a2"], ["a3", "a4", "a5"]]}
+    raw["algorithm"]["params"] = {"alpha": 0.9, "beta": 0.5, "best_response": "local", "local_search": {"kicks": 3}}
+    cfg = parse_config(raw)
+    det = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(0)).report["algorithm"]["details"]
+    target = det["accuracy_target"]
+    assert (det["T"], det["s"], det["eta"], det["solved_for"]) == (69, 991, 0.225, "alpha,beta")
+    assert (target["alpha"], target["beta"], target["T"], target["s"], target["eta"]) == (0.9, 0.5, 69, 991, 0.225)
+    assert target["theorem_alpha"] <= 0.9

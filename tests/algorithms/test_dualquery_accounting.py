@@ -118,3 +118,54 @@ def test_auto_is_the_minimum_and_names_it():
     assert comp.total(ch, 1e-3)[0] == min(all_accountings(ch, 1e-3).values())
     assert comp.chosen(ch, 1e-3) == "zcdp"
     assert comp.total(ch, 0.0) == (all_accountings(ch, 0.0)["pure"], 0.0)
+
+
+# ------------------------------------------------------------------ alpha/beta (Algorithm 2)
+def test_algorithm2_parameters_by_hand():
+    """T = ceil(16 ln|Q|/a^2), eta = a/4, s = ceil(48 ln(2|X|T/b)/a^2); |Q| counts negations.
+
+    NLTCS, all 4,480 3-way cells (|Q| = 8,960), |X| = 2^16, alpha = 0.5, beta = 0.05:
+    16 ln 8960 / 0.25 = 582.43 -> T = 583; 48 (ln 2 + 16 ln 2 + ln 583 - ln 0.05) / 0.25 = 4,060.3 -> s = 4,061.
+    """
+    from dpsynth.algorithms.dualquery.accounting import algorithm2_parameters
+
+    T, s, eta = algorithm2_parameters(alpha=0.5, beta=0.05, n_queries=4480, log_universe=16 * math.log(2))
+    assert (T, s, eta) == (583, 4061, 0.125)
+    assert 16 * math.log(8960) / 0.25 == pytest.approx(582.43, abs=0.01)
+    assert 48 * math.log(2 * 2**16 * 583 / 0.05) / 0.25 == pytest.approx(4060.3, abs=0.1)
+
+
+@pytest.mark.parametrize(("alpha", "beta", "q", "log_x"), [(0.5, 0.05, 4480, 16 * math.log(2)),
+                                                            (0.1, 0.01, 100_000, 42.7), (0.9, 0.5, 1, 0.0)])
+def test_algorithm2_parameters_meet_theorem_4_6(alpha, beta, q, log_x):
+    """With Algorithm 2's values the three terms of the Theorem 4.6 bound are a/4 (step), a/4 (MW regret) and
+    a/2 (sampling, twice Lemma 4.5's a/4), so theorem_alpha <= alpha; rounding T, s up costs < 1%."""
+    from dpsynth.algorithms.dualquery.accounting import algorithm2_parameters, theorem_alpha
+
+    T, s, eta = algorithm2_parameters(alpha=alpha, beta=beta, n_queries=q, log_universe=log_x)
+    bound = theorem_alpha(T=T, s=s, eta=eta, n_queries=q, log_universe=log_x, beta=beta)
+    assert bound <= alpha
+    assert bound >= alpha * (1 - 0.01) if T > 100 else bound > 0.8 * alpha
+
+
+def test_alpha_beta_checked_against_the_budget():
+    from dpsynth.algorithms.dualquery.accounting import algorithm2_parameters
+
+    comp = DualQueryComposition("zcdp")
+    acc = (0.5, 0.05, 4480, 16 * math.log(2))
+    T, s, eta = algorithm2_parameters(alpha=0.5, beta=0.05, n_queries=4480, log_universe=16 * math.log(2))
+    cost = all_accountings(round_charges(T=T, s=s, eta=eta, n=1e7), 1e-3)["zcdp"]
+    sol = solve_parameters(epsilon=1.0, delta=1e-3, n=1e7, composition=comp, accuracy=acc)
+    assert (sol.T, sol.s, sol.eta, sol.solved) == (T, s, eta, "alpha,beta")
+    assert sol.epsilon == pytest.approx(cost, rel=1e-12)
+    with pytest.raises(BudgetError, match=re.escape(
+            "DualQuery: alpha=0.5, beta=0.05 give T=583, s=4061, eta=0.125 (Algorithm 2), which cost "
+            "epsilon=15.63 under accounting 'zcdp' (delta=0.001, n=21574), more than privacy.epsilon=1: raise alpha "
+            "or the budget, or give T, s and eta instead")):
+        solve_parameters(epsilon=1.0, delta=1e-3, n=21574, composition=comp, accuracy=acc)
+    from dpsynth.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(
+            "algorithm.params.alpha: alpha=0.5, beta=0.05 give T=583, s=4061, eta=0.125 (Algorithm 2) for 8960 "
+            "queries with negations; T is more than max_T=500: raise alpha or max_T, or give T, s and eta instead")):
+        solve_parameters(epsilon=1e9, delta=1e-3, n=21574, composition=comp, accuracy=acc, max_T=500)

@@ -47,7 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dpsynth.errors import BudgetError
+from dpsynth.errors import BudgetError, ConfigError
 from dpsynth.privacy.accountant import Charge, exact_sum
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "ErrorOutlook",
     "SolvedParameters",
     "accounting_epsilon",
+    "algorithm2_parameters",
     "all_accountings",
     "expected_error",
     "round_charges",
@@ -222,8 +223,25 @@ class SolvedParameters:
     T: int
     s: int
     eta: float
-    solved: str  # which parameter(s) the solver chose: "T", "s", "eta", "T,s" or "none"
+    solved: str  # which parameter(s) the solver chose: "T", "s", "eta", "T,s", "alpha,beta" or "none"
     epsilon: float  # total ε of the ledger after all rounds (including earlier charges)
+
+
+def algorithm2_parameters(*, alpha: float, beta: float, n_queries: int, log_universe: float) -> tuple[int, int, float]:
+    """T, s and η from target accuracy α and failure probability β (Algorithm 2, "Initialize").
+
+    T = ⌈16 ln|𝒬| / α²⌉, η = α/4, s = ⌈48 ln(2|X|T/β) / α²⌉, where 𝒬 is the query set *with* its
+    negations (|𝒬| = 2·``n_queries``), |X| the universe (``log_universe`` = ln|X|) and logs are natural
+    (Lemma 4.4's Chernoff bound is in e).  T and s are rounded up, so every term of the Theorem 4.6
+    bound only shrinks: η = α/4 (MW step), ln|𝒬|/(ηT) ≤ α/4 (MW regret, Theorem 3.2) and
+    2·√(3 ln(2|X|T/β)/s) ≤ α/2 (Lemma 4.5 with β/T per round, counted once for the sampled query and
+    once for the α/4-approximate best response), i.e. :func:`theorem_alpha` ≤ α.  s uses the rounded T.
+    """
+    if not (0 < alpha < 1 and 0 < beta < 1):
+        raise ValueError("alpha and beta must lie in (0, 1)")
+    T = math.ceil(16.0 * math.log(2 * n_queries) / alpha**2)
+    s = math.ceil(48.0 * (math.log(2.0) + log_universe + math.log(T) - math.log(beta)) / alpha**2)
+    return T, s, alpha / 4.0
 
 
 def _cost(comp, prior, T, s, eta, n, delta) -> float:
@@ -262,6 +280,7 @@ def solve_parameters(
     default_eta: float = 1.2,
     samples_per_round: float = 10.0,
     max_T: int = _MAX_T,
+    accuracy: tuple[float, float, int, float] | None = None,
 ) -> SolvedParameters:
     """Choose the missing one of (T, s, η) so that the ledger total stays ≤ ``epsilon``.
 
@@ -272,10 +291,17 @@ def solve_parameters(
     (the paper's KDD99 setting has s/T ≈ 10).  ``prior`` are charges already
     in the ledger (they count against the budget).  All three given: checked.
     Raises BudgetError when no setting fits.
+
+    ``accuracy`` = (α, β, number of queries, ln|X|) replaces T, s and η by Algorithm 2's values
+    (:func:`algorithm2_parameters`); they are checked, not solved: ConfigError when T exceeds
+    ``max_T``, BudgetError (naming α) when they cost more than ``epsilon``.
     """
 
     def fits_with(Tv, sv, ev):
         return _cost(composition, prior, Tv, sv, ev, n, delta) <= epsilon
+
+    if accuracy is not None:
+        return _check_accuracy(accuracy, epsilon, delta, n, composition, prior, max_T)
 
     solved = []
     if eta is None and (T is None or s is None):
@@ -300,6 +326,23 @@ def solve_parameters(
     if T is None or s is None or eta is None or not fits_with(T, s, eta):
         raise BudgetError(_infeasible(epsilon, delta, n, T, s, eta, solved, composition))
     return SolvedParameters(T, s, float(eta), ",".join(solved) or "none", _cost(composition, prior, T, s, eta, n, delta))
+
+
+def _check_accuracy(accuracy, epsilon, delta, n, composition, prior, max_T) -> SolvedParameters:
+    alpha, beta, n_queries, log_universe = accuracy
+    T, s, eta = algorithm2_parameters(alpha=alpha, beta=beta, n_queries=n_queries, log_universe=log_universe)
+    given = f"alpha={alpha:g}, beta={beta:g} give T={T}, s={s}, eta={eta:g} (Algorithm 2)"
+    if T > max_T:
+        raise ConfigError(f"algorithm.params.alpha: {given} for {2 * n_queries} queries with negations; T is more "
+                          f"than max_T={max_T}: raise alpha or max_T, or give T, s and eta instead")
+    cost = _cost(composition, prior, T, s, eta, n, delta)
+    if not cost <= epsilon:
+        raise BudgetError(
+            f"DualQuery: {given}, which cost epsilon={cost:.4g} under accounting '{composition.accounting}' "
+            f"(delta={delta:g}, n={n:g}), more than privacy.epsilon={epsilon:g}: raise alpha or the budget, "
+            "or give T, s and eta instead"
+        )
+    return SolvedParameters(T, s, eta, "alpha,beta", cost)
 
 
 def _largest_eta(fits) -> float | None:
@@ -392,9 +435,13 @@ def expected_error(
     release will; raises :class:`BudgetError` when no setting fits.  For ``plan`` and ``auto``.
     """
     comp = DualQueryComposition(params.accounting)
+    target = getattr(params, "alpha", None)
+    accuracy = (target, params.beta, n_queries, log_universe) if target is not None else None
     sol = solve_parameters(epsilon=epsilon, delta=delta, n=n, composition=comp, prior=list(prior), T=params.T,
-                           s=params.s, eta=params.eta, max_T=params.max_T)
-    alpha = theorem_alpha(T=sol.T, s=sol.s, eta=sol.eta, n_queries=n_queries, log_universe=log_universe)
+                           s=params.s, eta=params.eta, max_T=params.max_T, accuracy=accuracy)
+    beta = params.beta if target is not None else 0.05
+    alpha = theorem_alpha(T=sol.T, s=sol.s, eta=sol.eta, n_queries=n_queries, log_universe=log_universe,
+                          beta=beta)
     if sol.T < POOR_T:
         verdict = "poor"
         message = (

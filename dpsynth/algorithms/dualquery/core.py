@@ -25,7 +25,12 @@ paper's §7 heuristic: ``first`` (code 0, the paper's "set to 0" on 0/1
 data) or ``uniform`` (uniformly random value).
 
 Parameters: give any two of T, s, eta; the missing one is solved so the
-ledger total meets privacy.epsilon (dq_privacy.solve_parameters).
+ledger total meets privacy.epsilon (dq_privacy.solve_parameters).  Or give
+the target accuracy alpha and failure probability beta instead: Algorithm 2's
+T = ⌈16 ln|𝒬|/α²⌉, η = α/4, s = ⌈48 ln(2|X|T/β)/α²⌉
+(:func:`~dpsynth.algorithms.dualquery.accounting.algorithm2_parameters`),
+checked against the budget; Theorem 4.6 then bounds every query's error by α
+with probability 1 − β.
 """
 
 from __future__ import annotations
@@ -104,6 +109,8 @@ class Params:
     T: int | None = None
     s: int | None = None
     eta: float | None = None
+    alpha: float | None = None  # target max error (Algorithm 2); with beta, replaces T, s and eta
+    beta: float | None = None  # failure probability of the alpha guarantee (Theorem 4.6)
     accounting: Literal["auto", "pure", "thm43", "advanced", "zcdp"] = "auto"
     best_response: Literal["hybrid", "local", "ip"] = "hybrid"
     free_attributes: Literal["first", "uniform"] = "first"
@@ -128,6 +135,22 @@ class Params:
             raise ConfigError(f"algorithm.params.max_T: must be <= {_LARGEST_T}, got {self.max_T!r}")
         if self.T is not None and self.T > self.max_T:
             raise ConfigError(f"algorithm.params.T: must be <= max_T ({self.max_T}), got {self.T!r}")
+        self._check_accuracy_target()
+
+    def _check_accuracy_target(self) -> None:
+        """alpha and beta (Algorithm 2) come together, each in (0, 1), and replace T, s and eta."""
+        for key in ("alpha", "beta"):
+            value = getattr(self, key)
+            if value is not None and not 0 < value < 1:
+                raise ConfigError(f"algorithm.params.{key}: must be in (0, 1), got {value!r}")
+        if (self.alpha is None) != (self.beta is None):
+            given, missing = ("alpha", "beta") if self.alpha is not None else ("beta", "alpha")
+            raise ConfigError(f"algorithm.params.{given}: give {missing} too (Algorithm 2 derives T, s and eta "
+                              "from alpha and beta together)")
+        clash = [k for k in ("T", "s", "eta") if getattr(self, k) is not None]
+        if self.alpha is not None and clash:
+            raise ConfigError(f"algorithm.params.alpha: alpha and beta derive T, s and eta (Algorithm 2); remove "
+                              f"{', '.join(clash)} or remove alpha and beta")
 
 
 def parse_params(raw: Mapping) -> Params:
@@ -334,12 +357,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     n = float(ctx.n)
     true = np.clip(conjunction_counts(ctx.counts, queries) / n, 0.0, 1.0)
     prior = list(ledger.charges)
+    log_universe = _log_universe(ctx.domain)
+    accuracy = (params.alpha, params.beta, len(queries), log_universe) if params.alpha is not None else None
     sol = solve_parameters(
         epsilon=ledger.epsilon, delta=ledger.delta, n=n, composition=ledger.composition,
-        prior=prior, T=params.T, s=params.s, eta=params.eta, max_T=params.max_T,
+        prior=prior, T=params.T, s=params.s, eta=params.eta, max_T=params.max_T, accuracy=accuracy,
     )
-    view = expected_error(n, ledger.epsilon, ledger.delta, dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta),
-                          n_queries=len(queries), log_universe=_log_universe(ctx.domain), prior=prior)
+    solved = params if params.alpha is not None else dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta)
+    view = expected_error(n, ledger.epsilon, ledger.delta, solved, n_queries=len(queries), log_universe=log_universe,
+                          prior=prior)
     if view.message:
         ctx.notice(view.message)  # before the rounds: a user can stop a run that will not be useful
     records, rounds = _iterate(ctx, params, queries, true, sol.T, sol.s, sol.eta, n, rng=rng, budget_end=budget_end)
@@ -359,6 +385,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         warnings.append(view.message)
     details = {
         "T": sol.T, "s": sol.s, "eta": sol.eta, "solved_for": sol.solved,
+        "accuracy_target": _accuracy_target(params, sol, view),
         "accounting_requested": params.accounting,
         "accounting_used": ledger.composition.chosen(ledger.charges, ledger.delta),
         # δ-based accountings are infinite when δ = 0: null in the (strict) JSON report
@@ -383,6 +410,16 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     diagnostics = {"round_seconds": [r.pop("seconds") for r in rounds]}
     model = RecordsModel(records, ctx.domain.sizes)  # the T best responses, for later sampling
     return AlgorithmOutput(model=model, codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
+
+
+def _accuracy_target(params: Params, sol, view: ErrorOutlook) -> dict | None:
+    """The given alpha/beta and the T, s, eta Algorithm 2 derives from them (None when T/s/eta were given)."""
+    if params.alpha is None:
+        return None
+    return {"alpha": params.alpha, "beta": params.beta, "T": sol.T, "s": sol.s, "eta": sol.eta,
+            "rule": "Algorithm 2: T = ceil(16 ln|Q|/alpha^2), eta = alpha/4, s = ceil(48 ln(2|X|T/beta)/alpha^2), "
+                    "|Q| counting negations, ln|X| = sum of ln|column|",
+            "theorem_alpha": view.theorem_alpha}
 
 
 def _log_universe(domain) -> float:
