@@ -342,44 +342,54 @@ def _mwem(f: _Facts) -> AlgorithmPlan:
 def _dualquery(f: _Facts) -> AlgorithmPlan:
     from dpsynth.algorithms.dualquery.accounting import solve_parameters
     from dpsynth.algorithms.dualquery.core import composition as dq_composition
+    from dpsynth.algorithms.dualquery.core import configured_queries
     from dpsynth.errors import BudgetError
-    from dpsynth.workload.conjunctions import conjunction_workload
+    from dpsynth.workload.parities import Parities
 
     p = f.config.params
-    queries = f.config.workload.conjunctions
-    if queries is None:
-        queries = conjunction_workload(None, f.config.domain, f.config.marginals)
+    queries = configured_queries(f.config.workload, f.config.domain, f.config.marginals)
     Q, k = len(queries), queries.k
+    kind = "parities" if isinstance(queries, Parities) else "conjunctions"
+    log_x = float(sum(math.log(size) for size in f.config.domain.sizes))
     stages, notes, T = [], [], p.T or p.max_T
     try:
         sol = solve_parameters(epsilon=f.epsilon, delta=f.config.privacy.delta, n=float(f.rows),
                                composition=dq_composition(p, f.config.privacy), T=p.T, s=p.s, eta=p.eta,
-                               max_T=p.max_T)
+                               max_T=p.max_T, accuracy=(p.alpha, p.beta, Q, log_x) if p.alpha is not None else None)
         T = sol.T
         stages.append(("dualquery", (f"T={sol.T} rounds of s={sol.s} query samples, eta={sol.eta:.4g} "
-                                    f"(solved for {', '.join(sol.solved) or 'nothing'} at n={f.rows:,})")))
+                                    f"(solved for {_solved_words(sol.solved)} at n={f.rows:,})")))
         notes.append(_dualquery_outlook(f, sol, Q))
     except BudgetError as exc:
         notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
         stages.append(("dualquery", "infeasible at this n"))
     memory = {
-        "conjunctions (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
+        f"{kind} (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
         "distinct rows (numpy engine)": 8 * len(f.config.domain) * f.rows,
     }
     budget = p.time_budget
     return AlgorithmPlan(
         stages=stages, memory=memory, seconds=min(T * _T_ROUND_DUALQUERY, budget),
-        queries=f"{Q:,} conjunctions of {k} literals (and their negations)",
+        queries=f"{Q:,} {kind} of {k} literals (and their negations)",
         noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
         notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
     )
+
+
+def _solved_words(solved: str) -> str:
+    """SolvedParameters.solved ("T,s", "eta", "alpha,beta", "none") in words."""
+    if solved == "alpha,beta":
+        return "T, s and eta from alpha and beta (Algorithm 2)"
+    return "nothing" if solved == "none" else solved.replace(",", " and ")
 
 
 def _dualquery_outlook(f: _Facts, sol, n_queries: int) -> str:
     """DualQuery's accuracy outlook (dualquery.accounting.expected_error) as one plan note."""
     from dpsynth.algorithms.dualquery.accounting import expected_error
 
-    params = dataclasses.replace(f.config.params, T=sol.T, s=sol.s, eta=sol.eta)
+    params = f.config.params
+    if params.alpha is None:  # alpha/beta derive T, s and eta themselves
+        params = dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta)
     view = expected_error(float(f.rows), f.epsilon, f.config.privacy.delta, params, n_queries=n_queries,
                           log_universe=float(sum(math.log(size) for size in f.config.domain.sizes)))
     return (f"accuracy outlook: {view.verdict} (at most T={view.T} distinct records; Theorem 4.6 bound on the "

@@ -326,6 +326,33 @@ def _workload_linear(real: _Counter, synth: _Counter, linear, domain, one_way) -
             "error_max": {m: float(e.max()) for m, e in err.items()}}
 
 
+def _workload_parities(real_codes, synth_codes, queries, domain, one_way, n: int) -> dict:
+    """Error of the configured parities (DualQuery §6-§7), answered exactly as the release measured them:
+    the fraction of rows with an even number of the literals on (the 0/1 form of Definition 6.1; the ±1
+    answer's error is twice this).  Average and maximum absolute error per method; baselines are the
+    parity answer of independent bits, P(even) = (1 + Πⱼ (1 − 2pⱼ))/2, with pⱼ = 1/|column| (uniform) or
+    the true 1-way frequency (independent), and the all-code-0 row (zeros)."""
+    def answer(codes):
+        rows, mult = np.unique(np.asarray(codes), axis=0, return_counts=True)  # distinct rows, weighted
+        return queries.answers(rows, mult)
+
+    true = answer(real_codes) if n else np.zeros(len(queries))
+    freq_bits = np.concatenate(one_way) / max(n, 1)
+    bits = np.asarray(domain.offsets)[queries.attrs] + queries.values
+    sizes = np.asarray(domain.sizes, dtype=float)
+    answers = {
+        "synthetic": answer(synth_codes) if len(synth_codes) else np.zeros(len(queries)),
+        "uniform": (1.0 + np.prod(1.0 - 2.0 / sizes[queries.attrs], axis=1)) / 2.0,
+        "zeros": queries.satisfied(np.zeros(len(domain), dtype=np.int64)).astype(float),
+        "independent": (1.0 + np.prod(1.0 - 2.0 * freq_bits[bits], axis=1)) / 2.0,
+    }
+    err = {m: np.abs(a - true) for m, a in answers.items()}
+    return {"queries": len(queries), "k": queries.k,
+            "answer": "fraction of rows with an even number of the literals on (Definition 6.1's +1)",
+            "error_mean": {m: float(e.mean()) for m, e in err.items()},
+            "error_max": {m: float(e.max()) for m, e in err.items()}}
+
+
 def _configured_workload(config: Config):
     """(marginals, range query sets, conjunctions or None) exactly as the release built them (the typed
     workload is built from the config's own seeds when it is parsed)."""
@@ -548,9 +575,11 @@ def evaluate(
         n_ranges = int(sum(len(rq) for rq in range_sets))
         conjunctions = (_workload_conjunctions(real_codes, synth_codes, conj, domain, one_way, real.n)
                         if conj is not None else None)
+        par = config.workload.parities
+        parities = _workload_parities(real_codes, synth_codes, par, domain, one_way, real.n) if par is not None else None
         linear = _workload_linear(real, synth, config.workload.linear, domain, one_way)
     else:
-        ks, n_ranges, conjunctions, linear = list(options.ks), options.ranges, None, None
+        ks, n_ranges, conjunctions, linear, parities = list(options.ks), options.ranges, None, None, None
         blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
     return {
@@ -566,6 +595,7 @@ def evaluate(
         "relative_entropy": _full_table_re(real, synth, one_way),
         "range_queries": ranges,
         "conjunctions": conjunctions,
+        "parities": parities,
         "linear_queries": linear,
         "released_marginals": _released_errors(real, synth, released_m, delta, one_way) if released_m else None,
         "classifier": (_classifier(real, synth, target, domain.names, released_m, options.folds, cv_rng,
@@ -652,6 +682,10 @@ def _extra_rows(t, result: dict) -> int:
     if conj:
         row(f"conjunctions ({conj['queries']}, {conj['k']}-way), mean error", conj["error_mean"])
         row(f"conjunctions ({conj['queries']}, {conj['k']}-way), max error", conj["error_max"])
+    par = result.get("parities")
+    if par:
+        row(f"parities ({par['queries']}, {par['k']}-wise), mean error", par["error_mean"])
+        row(f"parities ({par['queries']}, {par['k']}-wise), max error", par["error_max"])
     lin = result.get("linear_queries")
     if lin:
         row(f"linear queries ({lin['queries']}), mean error", lin["error_mean"])

@@ -2,7 +2,8 @@
 
 A :class:`Workload` holds the marginals (tuples of column indices), the range
 queries (:class:`~dpsynth.workload.ranges.RangeQueries`), the conjunctions
-(:class:`~dpsynth.workload.conjunctions.Conjunctions`) and the general linear
+(:class:`~dpsynth.workload.conjunctions.Conjunctions`), the parities
+(:class:`~dpsynth.workload.parities.Parities`) and the general linear
 queries (:class:`~dpsynth.workload.linear.LinearWorkload`, read from a file)
 named by the config's ``workload:`` section.  All of it is public: built from the schema and the
 config's own seeds, never from the data, so it is checked (and its errors
@@ -22,11 +23,12 @@ from dpsynth.params import as_mapping, no_extra_keys
 from dpsynth.workload.conjunctions import Conjunctions, conjunction_workload
 from dpsynth.workload.linear import LinearWorkload, parse_linear
 from dpsynth.workload.marginals import parse_marginals
+from dpsynth.workload.parities import Parities, parity_workload
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
 
 __all__ = ["SECTIONS", "Workload", "parse_workload"]
 
-SECTIONS = ("marginals", "ranges", "conjunctions", "linear")
+SECTIONS = ("marginals", "ranges", "conjunctions", "parities", "linear")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class Workload:
     ranges: tuple[RangeQueries, ...] = ()
     conjunctions: Conjunctions | None = None
     conjunctions_spec: dict | None = None
+    parities: Parities | None = None
+    parities_spec: dict | None = None
     ranges_spec: Any = None
     given: frozenset[str] = frozenset()
     linear: LinearWorkload | None = None
@@ -53,6 +57,8 @@ class Workload:
             raw["ranges"] = self.ranges_spec
         if self.conjunctions_spec is not None:
             raw["conjunctions"] = dict(self.conjunctions_spec)
+        if self.parities_spec is not None:
+            raw["parities"] = dict(self.parities_spec)
         if self.linear is not None:  # inline, so a saved model does not depend on the query file
             raw["linear"] = self.linear.spec
         return raw
@@ -66,7 +72,11 @@ class Workload:
         if "ranges" in sections and self.ranges:
             out["ranges"] = {"spec": self.ranges_spec,
                              "sets": [{"columns": [names[a] for a in q.attrs], "queries": len(q)} for q in self.ranges]}
-        if "conjunctions" in sections:
+        if "parities" in sections and self.parities is not None:  # DualQuery measures the parities instead
+            out["parities"] = {"spec": self.parities_spec, "queries": len(self.parities), "k": self.parities.k,
+                               "answer": "fraction of rows with an even number of the literals on (0/1 form of "
+                                         "Definition 6.1; the +-1 answer is 2p-1)"}
+        elif "conjunctions" in sections:
             if self.conjunctions_spec is not None:
                 out["conjunctions"] = {"spec": self.conjunctions_spec, "queries": len(self.conjunctions)}
             else:
@@ -91,11 +101,18 @@ def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algori
     ranges = tuple(parse_ranges(raw.get("ranges"), domain))
     conj_raw = raw.get("conjunctions")
     conjunctions = conjunction_workload(conj_raw, domain, marginals) if conj_raw is not None else None
+    par_raw = raw.get("parities")
+    if par_raw is not None and conj_raw is not None:
+        raise ConfigError("workload.parities: give either conjunctions or parities (DualQuery plays one query "
+                          "class at a time)")
+    parities = parity_workload(par_raw, domain) if par_raw is not None else None
     return Workload(
         marginals=marginals,
         ranges=ranges,
         conjunctions=conjunctions,
         conjunctions_spec=dict(conj_raw) if conj_raw is not None else None,
+        parities=parities,
+        parities_spec=dict(par_raw) if par_raw is not None else None,
         ranges_spec=raw.get("ranges"),
         given=frozenset(raw),
         linear=parse_linear(raw.get("linear"), domain),

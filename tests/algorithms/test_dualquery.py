@@ -20,6 +20,7 @@ from dpsynth.data.schema import CategoricalColumn, Domain
 from dpsynth.errors import ConfigError
 from dpsynth.privacy import Neighbouring
 from dpsynth.privacy.accountant import Ledger
+from dpsynth.report import validate_report
 from dpsynth.workload.conjunctions import (
     Clauses,
     Conjunctions,
@@ -430,7 +431,9 @@ def test_alpha_beta_release_reports_the_target_and_derived_parameters(root, nltc
     raw["workload"] = {"marginals": [["a0", "a1", "a2"], ["a3", "a4", "a5"]]}
     raw["algorithm"]["params"] = {"alpha": 0.9, "beta": 0.5, "best_response": "local", "local_search": {"kicks": 3}}
     cfg = parse_config(raw)
-    det = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(0)).report["algorithm"]["details"]
+    report = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(0)).report
+    validate_report(json.loads(json.dumps(report)))
+    det = report["algorithm"]["details"]
     target = det["accuracy_target"]
     assert (det["T"], det["s"], det["eta"], det["solved_for"]) == (69, 991, 0.225, "alpha,beta")
     assert (target["alpha"], target["beta"], target["T"], target["s"], target["eta"]) == (0.9, 0.5, 69, 991, 0.225)

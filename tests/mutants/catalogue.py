@@ -299,6 +299,17 @@ MUTANTS: list[dict] = [
          old="    n = float(ctx.n)\n",
          new="    n = float(ctx.counts.n)\n",
          tests=T_REPLAY),
+    # parity queries (§6): measured in their 0/1 form so that q(D) moves by at most 1/n
+    dict(id="dualquery-parity-signed-loss", file="dpsynth/algorithms/dualquery/core.py",
+         why="MW loss on the ±1 parities of Definition 6.1 (range 2) while each sample is charged for range 1",
+         old="        r += true - queries.satisfied(rec)\n",
+         new="        r += (2.0 if isinstance(queries, Parities) else 1.0) * (true - queries.satisfied(rec))\n",
+         tests=T_REPLAY),
+    dict(id="dualquery-parity-count-doubled", file="dpsynth/workload/parities.py",
+         why="parity count = rows + (even − odd), i.e. twice the even rows: the true answers move by 2/n",
+         old="        out[idx] = (int(table.sum()) + signed) // 2\n",
+         new="        out[idx] = int(table.sum()) + signed\n",
+         tests=["tests/workload/test_parities.py", *T_REPLAY]),
 ]
 
 # ------------------------------------------------------------ schema discovery (issue 18)

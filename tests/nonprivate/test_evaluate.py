@@ -107,7 +107,8 @@ PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties
 RESULT_SCHEMA = {
     "type": "object",
     "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
-                 "relative_entropy", "range_queries", "conjunctions", "linear_queries", "released_marginals",
+                 "relative_entropy", "range_queries", "conjunctions", "parities", "linear_queries",
+                 "released_marginals",
                  "classifier"],
     "additionalProperties": False,
     "properties": {
@@ -148,6 +149,10 @@ RESULT_SCHEMA = {
                          "additionalProperties": False, "properties": {
                              "queries": {"type": "integer"}, "k": {"type": "integer"},
                              "error_mean": PER_METHOD, "error_max": PER_METHOD}},
+        "parities": {"type": ["object", "null"], "required": ["queries", "k", "answer", "error_mean", "error_max"],
+                     "additionalProperties": False, "properties": {
+                         "queries": {"type": "integer"}, "k": {"type": "integer"}, "answer": {"type": "string"},
+                         "error_mean": PER_METHOD, "error_max": PER_METHOD}},
         "linear_queries": {"type": ["object", "null"], "required": ["queries", "columns", "error_mean", "error_max"],
                            "additionalProperties": False, "properties": {
                                "queries": {"type": "integer"}, "columns": {"type": "array", "items": {"type": "string"}},
@@ -409,6 +414,33 @@ def test_workload_conjunctions_match_a_direct_computation(tiny_raw_config, tiny_
     assert got["error_max"]["zeros"] == pytest.approx(np.abs(zeros - real).max(), abs=1e-15)
     same = _eval(tiny_table, tiny_table, cfg, workload=True)["conjunctions"]
     assert same["error_max"]["synthetic"] == 0.0
+
+
+def test_workload_parities_match_brute_force(tiny_raw_config, tiny_table):
+    """Sampled parities (DualQuery §6) rebuilt from the config's seed and scored exactly as released: the
+    fraction of rows with an even number of literals on, checked against a per-row count of the literals."""
+    from dpsynth.data.discretize import encode
+    from dpsynth.workload.parities import parity_workload
+
+    spec = {"k": 2, "count": 12, "seed": 4}
+    cfg = _workload_cfg(tiny_raw_config, "dualquery", {"marginals": {"k": 2}, "parities": spec})
+    synth = tiny_table.sample(n=200, replace=True, random_state=5)
+    res = _eval(tiny_table, synth, cfg, workload=True)
+    jsonschema.validate(res, RESULT_SCHEMA)
+    queries = parity_workload(spec, cfg.domain)
+
+    def brute(codes):  # literal hits counted per row, then the parity
+        hits = sum((codes[:, queries.attrs[:, j]] == queries.values[:, j]).astype(int) for j in range(2))
+        return (hits % 2 == 0).mean(axis=0)
+
+    real = brute(encode(tiny_table, cfg.domain))
+    err = np.abs(brute(encode(synth, cfg.domain)) - real)
+    got = res["parities"]
+    assert (got["queries"], got["k"], res["conjunctions"]) == (12, 2, None)
+    assert got["error_mean"]["synthetic"] == pytest.approx(err.mean(), abs=1e-12)
+    assert got["error_max"]["synthetic"] == pytest.approx(err.max(), abs=1e-12)
+    assert _eval(tiny_table, tiny_table, cfg, workload=True)["parities"]["error_max"]["synthetic"] == pytest.approx(
+        0.0, abs=1e-12)
 
 
 def test_cli_workload_flag(runner, tiny_files):

@@ -193,6 +193,8 @@ TINY_WORKLOADS: dict[str, dict] = {
         {"name": "xx to zz", "columns": ["a", "b"], "weights": [-1, 0.5, -0.25, 0.5, 0, 0.75, -0.25, 0.75, 1]},
         {"name": "a is z minus a is x", "columns": ["a"], "weights": [-1, 0, 1]},
     ]},
+    # DualQuery's parities (§6) over the one-hot bits of the two 3-valued columns: 9 queries
+    "parities": {"k": 2},
 }
 """A tiny instance of each optional workload section (beyond marginals), in YAML terms over the schema of
 :func:`tiny_raw_config`; the privacy tests run every algorithm that accepts a section with it."""
@@ -200,6 +202,7 @@ TINY_WORKLOADS: dict[str, dict] = {
 SECTION_RUNS: dict[tuple[str, str], dict] = {
     ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 2},
                          "kinds": {"laplace", "discrete-laplace", "exponential"}},
+    ("dualquery", "parities"): {"params": {}, "kinds": {"dq-sample"}},
 }
 """Per (algorithm, section): the parameters that make the tiny run measure that section's queries, and the
 mechanism kinds it must then use.  Every algorithm accepting a section of :data:`TINY_WORKLOADS` needs one."""

@@ -45,9 +45,21 @@ from dpsynth.config import parse_config
 from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.pipeline import release_from_counts
-from tests.privacy.audit import ALPHA, audit, epsilon_lower_bound, tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import (
+    ALPHA,
+    SECTION_RUNS,
+    TINY_WORKLOADS,
+    audit,
+    epsilon_lower_bound,
+    section_variants,
+    tiny_neighbours,
+    tiny_raw_config,
+)
 
 ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is audited without editing a list
+SECTIONS = section_variants()
+"""(algorithm, optional workload section) pairs the specs accept (e.g. DualQuery's parities): audited in the
+slow tier only (the fast tier replays them in test_replay.py and test_ledger_exact.py)."""
 FAST_RUNS = 80  # power ≥ 0.99 against a 4× noise violation (module docstring)
 SLOW_RUNS = 450  # power ≥ 0.99 against a 2× noise violation
 _AUDIT_PARAMS = {"mwem": {"iterations": 1}}  # one candidate marginal: one round
@@ -72,9 +84,12 @@ def test_power_of_the_chosen_run_counts():
     assert power(SLOW_RUNS, 2.0) <= ALPHA  # the correct algorithm: false alarm
 
 
-def _config(algorithm: str, neighbouring: str):
+def _config(algorithm: str, neighbouring: str, section: str | None = None):
     raw = tiny_raw_config(algorithm, neighbouring)
     raw["workload"]["marginals"] = [["a", "b"]]
+    if section is not None:
+        raw["workload"][section] = TINY_WORKLOADS[section]
+        raw["algorithm"]["params"].update(SECTION_RUNS[(algorithm, section)]["params"])
     raw["algorithm"]["params"].update(_AUDIT_PARAMS.get(algorithm, {}))
     raw["output"] = {"rows": 30}
     return parse_config(raw)
@@ -111,10 +126,10 @@ def _releases_ab(res) -> bool:
     return res.marginals is not None and bool((res.marginals["marginal"] == "a|b").any())
 
 
-def run_audit(algorithm: str, neighbouring: str, runs: int, seed: int):
+def run_audit(algorithm: str, neighbouring: str, runs: int, seed: int, section: str | None = None):
     """(ε_lo, description): the pre-registered event when the algorithm releases the (a, b) marginal (a
     property of the algorithm, not of the data), else the learned-threshold audit of the feature."""
-    cfg = _config(algorithm, neighbouring)
+    cfg = _config(algorithm, neighbouring, section)
     tables = tiny_neighbours(neighbouring)
     event = _event(tables, cfg)
     outputs, marginal_releasing = [], True
@@ -159,6 +174,14 @@ def test_fast_tier_catches_a_4x_noise_violation(monkeypatch):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_algorithm_audit_slow(algorithm, neighbouring):
     bound, text = run_audit(algorithm, neighbouring, SLOW_RUNS, seed=200)
+    assert bound <= 1.0, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+@pytest.mark.parametrize(("algorithm", "section"), SECTIONS)
+def test_algorithm_audit_slow_workload_sections(algorithm, section, neighbouring):
+    bound, text = run_audit(algorithm, neighbouring, SLOW_RUNS, seed=201, section=section)
     assert bound <= 1.0, text
 
 

@@ -59,7 +59,7 @@ class _Draws:
 
     def wrap_sample_queries(self, original):
         def wrapped(logits, s, *, rng):
-            self.calls.append({"mechanism": "dualquery-sample", "count": int(s)})
+            self.calls.append({"mechanism": "dq-sample", "count": int(s)})
             return original(logits, s, rng=rng)
 
         return wrapped
@@ -75,7 +75,7 @@ def _run(monkeypatch, raw, table, seed=3):
 
 
 def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
-    mech = [c for c in calls if c["mechanism"] not in ("laplace+noisedown", "dualquery-sample")]
+    mech = [c for c in calls if c["mechanism"] not in ("laplace+noisedown", "dq-sample")]
     direct = [e for e in ledger if e["mechanism"] not in ("laplace+noisedown",) and e["stage"] != "dualquery"]
     assert len(direct) == len(mech)
     for entry, call in zip(direct, mech):
@@ -89,7 +89,7 @@ def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
     ir_entries = [e for e in ledger if e["mechanism"] == "laplace+noisedown"]
     assert len(ir_entries) == sum(c["marginals"] for c in ir_calls)
     assert sum(e["count"] for e in ir_entries) == sum(c["count"] for c in ir_calls)
-    dq_calls = [c for c in calls if c["mechanism"] == "dualquery-sample"]
+    dq_calls = [c for c in calls if c["mechanism"] == "dq-sample"]
     dq_entries = [e for e in ledger if e["stage"] == "dualquery"]
     assert [e["count"] for e in dq_entries] == [c["count"] for c in dq_calls]
 

@@ -59,6 +59,7 @@ from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
 from dpsynth.params import params_from_mapping
 from dpsynth.workload.conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
+from dpsynth.workload.parities import Parities, ParityClauses, parity_counts
 
 __all__ = [
     "LocalSearchParams",
@@ -66,12 +67,14 @@ __all__ = [
     "SolverParams",
     "best_response",
     "composition",
+    "configured_queries",
     "local_search",
     "mw_logits",
     "outlook",
     "parse_params",
     "run",
     "sample_queries",
+    "true_answers",
 ]
 
 
@@ -200,6 +203,10 @@ class _Instance:
         self.touched = np.unique(clauses.attrs)
         self.sizes = np.asarray(domain.sizes)
 
+    def _sat(self, m: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """Is a clause with m matched literals satisfied?  Conjunction: all k; negation: fewer."""
+        return np.where(pos, m == self.k, m < self.k)
+
     def gains(self, rec: np.ndarray) -> np.ndarray:
         """Objective change of setting bit b's column to bit b's value, for every bit b.
 
@@ -209,10 +216,10 @@ class _Instance:
         """
         match = rec[self.cl.attrs] == self.cl.values
         m = match.sum(axis=1)
-        sat = np.where(self.pos, m == self.k, m < self.k).astype(float)
+        sat = self._sat(m, self.pos).astype(float)
         rest = m[:, None] - match
-        sat_match = np.where(self.pos[:, None], rest + 1 == self.k, rest + 1 < self.k)
-        sat_other = np.broadcast_to(~self.pos[:, None], match.shape)
+        sat_match = self._sat(rest + 1, self.pos[:, None])
+        sat_other = self._sat(rest, self.pos[:, None])
         d_other = self.w[:, None] * (sat_other - sat[:, None])
         d_match = self.w[:, None] * (sat_match - sat[:, None])
         base = np.bincount(self.cl.attrs.ravel(), d_other.ravel(), minlength=self.d)
@@ -232,6 +239,30 @@ class _Instance:
         return rec
 
 
+class _ParityInstance(_Instance):
+    """The same moves for parity clauses (§6): satisfied when the matched count is even (negation: odd)."""
+
+    def _sat(self, m: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        return (m % 2 == 0) == pos
+
+
+def _instance(clauses, domain) -> _Instance:
+    return _ParityInstance(clauses, domain) if isinstance(clauses, ParityClauses) else _Instance(clauses, domain)
+
+
+def _clauses(queries, sample: np.ndarray):
+    """One round's best-response instance from the sampled indices into the 2Q queries."""
+    if isinstance(queries, Parities):
+        return ParityClauses.from_samples(queries, sample)
+    return Clauses.from_samples(queries, sample)
+
+
+def true_answers(counts, queries, n: float) -> np.ndarray:
+    """q(D) for every query, in [0, 1] (conjunctions: fraction satisfying; parities: fraction even)."""
+    exact = parity_counts(counts, queries) if isinstance(queries, Parities) else conjunction_counts(counts, queries)
+    return np.clip(exact / n, 0.0, 1.0)
+
+
 def local_search(
     clauses: Clauses, domain, *, starts: list[np.ndarray], kicks: int, rng: np.random.Generator, deadline: float
 ) -> tuple[np.ndarray, int]:
@@ -241,7 +272,7 @@ def local_search(
     values, ascend again, accept if not worse) until ``kicks`` kicks in a row fail to improve
     or ``deadline`` (a ``time.perf_counter()`` value) passes.
     """
-    inst = _Instance(clauses, domain)
+    inst = _instance(clauses, domain)
     best, best_obj = None, -1
     for start in starts:  # loop over starting rows
         cur = inst.ascend(start, rng)
@@ -352,10 +383,9 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     ledger = ctx.ledger
     if not isinstance(ledger.composition, DualQueryComposition):
         raise TypeError("dualquery needs a ledger built with dualquery.composition(params, privacy)")
-    given = ctx.queries.conjunctions if ctx.queries is not None else None
-    queries = given if given is not None else conjunction_workload(None, ctx.domain, ctx.workload)
+    queries = configured_queries(ctx.queries, ctx.domain, ctx.workload)
     n = float(ctx.n)
-    true = np.clip(conjunction_counts(ctx.counts, queries) / n, 0.0, 1.0)
+    true = true_answers(ctx.counts, queries, n)
     prior = list(ledger.charges)
     log_universe = _log_universe(ctx.domain)
     accuracy = (params.alpha, params.beta, len(queries), log_universe) if params.alpha is not None else None
@@ -395,6 +425,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "delta": delta_dq if delta_dq > 0 else 0.0,
         "n_used": n,
         "per_sample_epsilon": "round t costs s samples of 2*eta*(t-1)/n each (see the ledger)",
+        "query_class": "parity" if isinstance(queries, Parities) else "conjunction",
         "queries": len(queries), "queries_with_negations": 2 * len(queries), "k": queries.k,
         "best_response": params.best_response, "free_attributes": params.free_attributes,
         # the configuration's time settings (public); measured times never enter the report
@@ -422,6 +453,14 @@ def _accuracy_target(params: Params, sol, view: ErrorOutlook) -> dict | None:
             "theorem_alpha": view.theorem_alpha}
 
 
+def configured_queries(workload, domain, marginals) -> Conjunctions | Parities:
+    """The configured parities, else the configured conjunctions, else every cell of the marginals."""
+    if workload is not None and workload.parities is not None:
+        return workload.parities
+    given = workload.conjunctions if workload is not None else None
+    return given if given is not None else conjunction_workload(None, domain, marginals)
+
+
 def _log_universe(domain) -> float:
     """ln |X|: the natural log of the number of rows of the domain."""
     return float(np.log(np.asarray(domain.sizes, dtype=float)).sum())
@@ -436,8 +475,7 @@ def outlook(config, n: float) -> ErrorOutlook:
     """
     from dpsynth.privacy.accountant import Charge
 
-    given = config.workload.conjunctions
-    queries = given if given is not None else conjunction_workload(None, config.domain, config.marginals)
+    queries = configured_queries(config.workload, config.domain, config.marginals)
     prior = []
     if not config.privacy.n_public:
         prior = [Charge(stage="row-count", mechanism="geometric", sensitivity=1.0, epsilon=config.privacy.n_epsilon,
@@ -454,7 +492,7 @@ def _failures(rounds: list[dict]) -> dict[str, int]:
     return {c: causes.count(c) for c in FAILURES if c in causes}
 
 
-def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng, budget_end=math.inf):
+def _iterate(ctx, params, queries: Conjunctions | Parities, true, T, s, eta, n, *, rng, budget_end=math.inf):
     """Algorithm 2's loop: charge, sample s of the 2Q queries, best-respond, update r.
 
     Round t may use an equal share of what is left of the time budget, (budget_end − now)/(T − t + 1),
@@ -466,7 +504,7 @@ def _iterate(ctx, params, queries: Conjunctions, true, T, s, eta, n, *, rng, bud
     for t in range(1, T + 1):  # loop over rounds
         ctx.ledger.charge(round_charge(t, s=s, eta=eta, n=n))
         sample = sample_queries(mw_logits(r, eta), s, rng=rng)
-        clauses = Clauses.from_samples(queries, sample)
+        clauses = _clauses(queries, sample)
         now = time.perf_counter()
         share = max(0.0, budget_end - now) / (T - t + 1)
         rec, info = best_response(clauses, ctx.domain, params, previous=previous, rng=rng, deadline=now + share)
@@ -493,7 +531,7 @@ SPEC = AlgorithmSpec(
     params=Params,
     run=run,
     composition=composition,
-    workload=frozenset({"marginals", "conjunctions"}),
+    workload=frozenset({"marginals", "conjunctions", "parities"}),
     audit_params=({}, {"accounting": "advanced"}, {"accounting": "zcdp"}, {"free_attributes": "uniform"}),
     needs_delta=lambda raw: raw.get("accounting") in ("advanced", "thm43", "zcdp"),
 )

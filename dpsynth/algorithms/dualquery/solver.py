@@ -22,6 +22,19 @@ multiplicity), and
 cⱼ may be continuous: for integral x the optimum sets cⱼ to the clause's
 truth value, so the objective counts satisfied clauses.
 
+Parity clauses (§6, the integer program after Definition 6.1) replace the
+clause rows by one equality per distinct sampled parity, with an integer
+dⱼ ∈ {0, …, ⌈k/2⌉}:
+
+* parity p_S (on when an even number of its literals hold):
+  Σ_ℓ x_ℓ = 2dⱼ + cⱼ − 1;
+* negated parity (odd): Σ_ℓ x_ℓ = 2dⱼ + cⱼ.
+
+For integral x and dⱼ the equality forces cⱼ ∈ [0, 1] to the parity's truth
+value (Σx − 2dⱼ + 1 is odd unless Σx is even), so cⱼ may again be
+continuous; dⱼ absorbs the even part of the count (0 or 2 for k = 3, as in
+the paper, whose dᵢ ∈ {0, 1, 2} is the same bound).
+
 A solver failure never raises: whatever goes wrong (binary missing at run
 time, non-zero exit, CBC killed after overrunning its limit, stopped without
 a feasible solution, infeasible or unbounded status, unreadable or invalid
@@ -151,6 +164,8 @@ class Model:
     entries: tuple[np.ndarray, np.ndarray, np.ndarray]  # (row, variable, integer coefficient); objective row -1
     senses: np.ndarray  # per constraint row: "E" or "L"
     rhs: np.ndarray  # per constraint row
+    n_aux: int = 0  # integer variables after the clause variables (parities: d_j), named d<i>
+    aux_upper: int = 0  # their upper bound (lower bound 0)
 
     @property
     def n_x(self) -> int:
@@ -158,7 +173,9 @@ class Model:
 
 
 def build_model(clauses, domain) -> Model:
-    """The constraint matrix, vectorized: one-hot rows, then clause rows (§5 encoding)."""
+    """The constraint matrix, vectorized: one-hot rows, then clause rows (§5 encoding; §6 for parities)."""
+    if getattr(clauses, "kind", None) == "parity":
+        return _build_parity_model(clauses, domain)
     owner, _ = domain.bit_owner()
     offsets = np.asarray(domain.offsets)
     cols = np.unique(clauses.attrs)
@@ -186,6 +203,33 @@ def build_model(clauses, domain) -> Model:
     senses = np.array(["E"] * n_one + ["L"] * (n_pos + n_neg))
     rhs = np.concatenate([np.ones(n_one), np.zeros(n_pos), np.full(n_neg, k)]).astype(np.int64)
     return Model(cols, bits, m, (row, var, coef), senses, rhs)
+
+
+def _one_hot(clauses, domain):
+    """(touched columns, their bits, bit -> x variable, one-hot rows' row index per x variable)."""
+    owner, _ = domain.bit_owner()
+    cols = np.unique(clauses.attrs)
+    bits = np.flatnonzero(np.isin(owner, cols))
+    var_of_bit = np.full(len(owner), -1, dtype=np.int64)
+    var_of_bit[bits] = np.arange(len(bits))
+    return cols, bits, var_of_bit, np.searchsorted(cols, owner[bits])
+
+
+def _build_parity_model(clauses, domain) -> Model:
+    """§6's program: one-hot rows, then Σ_ℓ x_ℓ − 2dⱼ − cⱼ = −1 (parity) or 0 (negated parity)."""
+    cols, bits, var_of_bit, one_rows = _one_hot(clauses, domain)
+    m, k = clauses.attrs.shape
+    n_x, n_one = len(bits), len(cols)
+    cvar, dvar = n_x + np.arange(m), n_x + m + np.arange(m)
+    lit = var_of_bit[np.asarray(domain.offsets)[clauses.attrs] + clauses.values]  # (m, k) x variables
+    rows = n_one + np.arange(m)
+    row = np.concatenate([one_rows, np.repeat(rows, k), rows, rows, np.full(m, -1)])
+    var = np.concatenate([np.arange(n_x), lit.ravel(), dvar, cvar, cvar])
+    coef = np.concatenate([np.ones(n_x + m * k), np.full(m, -2), np.full(m, -1),
+                           -np.asarray(clauses.weights)]).astype(np.int64)
+    senses = np.array(["E"] * (n_one + m))
+    rhs = np.concatenate([np.ones(n_one), np.where(np.asarray(clauses.positive, dtype=bool), -1, 0)]).astype(np.int64)
+    return Model(cols, bits, m, (row, var, coef), senses, rhs, n_aux=m, aux_upper=(k + 1) // 2)
 
 
 def _names(prefix: str, idx: np.ndarray) -> np.ndarray:
@@ -219,27 +263,36 @@ def write_mps(model: Model, path: str) -> None:
     order = np.lexsort((row, var))  # COLUMNS must list each variable's entries together
     row, var, coef = row[order], var[order], coef[order]
     n_x, n_rows = model.n_x, len(model.senses)
-    if n_x + model.n_clauses > 10**7 or n_rows > 10**7:
+    if n_x + model.n_clauses + model.n_aux > 10**7 or n_rows > 10**7:
         raise ValueError("best-response program too large for 8-character MPS names")
-    var_names = np.concatenate([_names("x", np.arange(n_x)), _names("c", np.arange(model.n_clauses))])
+    var_names = _var_names(model)
     row_names = np.where(row < 0, "OBJ", _names("R", np.maximum(row, 0)))
     entry = _fixed("", var_names[var], row_names, coef)
     split = int(np.searchsorted(var, n_x))  # binaries first, inside integer markers
+    split_aux = int(np.searchsorted(var, n_x + model.n_clauses))  # integer d_j last, inside markers again
     r = np.arange(n_rows)
     nz = model.rhs != 0
     marker = "    MARKER                 'MARKER'                 '{}'"
+    aux = ([marker.format("INTORG"), *entry[split_aux:], marker.format("INTEND")] if model.n_aux else [])
+    n_c, n_a = model.n_clauses, model.n_aux
     text = [
         "NAME          DUALQUERY", "ROWS", " N  OBJ",
         *np.char.add(np.char.add(" ", np.char.ljust(model.senses.astype(str), 2)),
                      np.char.add(" ", _names("R", r))).tolist(),
-        "COLUMNS", marker.format("INTORG"), *entry[:split], marker.format("INTEND"), *entry[split:],
+        "COLUMNS", marker.format("INTORG"), *entry[:split], marker.format("INTEND"), *entry[split:split_aux], *aux,
         "RHS", *_fixed("", np.full(int(nz.sum()), "RHS"), _names("R", r[nz]), model.rhs[nz]),
         "BOUNDS", *_fixed("BV", np.full(n_x, "BND"), var_names[:n_x], np.full(n_x, 1)),
-        *_fixed("UP", np.full(model.n_clauses, "BND"), var_names[n_x:], np.full(model.n_clauses, 1)),
+        *_fixed("UP", np.full(n_c, "BND"), var_names[n_x:n_x + n_c], np.full(n_c, 1)),
+        *(_fixed("UP", np.full(n_a, "BND"), var_names[n_x + n_c:], np.full(n_a, model.aux_upper)) if n_a else []),
         "ENDATA",
     ]
     with open(path, "w", encoding="ascii") as fh:
         fh.write("\n".join(text) + "\n")
+
+
+def _var_names(model: Model) -> np.ndarray:
+    return np.concatenate([_names("x", np.arange(model.n_x)), _names("c", np.arange(model.n_clauses)),
+                           _names("d", np.arange(model.n_aux))])
 
 
 def _write_start(model: Model, clauses, incumbent: np.ndarray, domain, path: str) -> None:
@@ -247,8 +300,12 @@ def _write_start(model: Model, clauses, incumbent: np.ndarray, domain, path: str
     offsets = np.asarray(domain.offsets)
     on = np.zeros(len(domain.bit_owner()[0]), dtype=np.int64)
     on[offsets + np.asarray(incumbent)] = 1
-    values = np.concatenate([on[model.bits], clauses.satisfied(incumbent).astype(np.int64)])
-    names = np.concatenate([_names("x", np.arange(model.n_x)), _names("c", np.arange(model.n_clauses))])
+    sat = clauses.satisfied(incumbent).astype(np.int64)
+    values = np.concatenate([on[model.bits], sat])
+    if model.n_aux:  # parities: d_j = (Σx − c_j + 1)/2 for a parity, (Σx − c_j)/2 for a negated one
+        lits = (np.asarray(incumbent)[clauses.attrs] == clauses.values).sum(axis=1)
+        values = np.concatenate([values, (lits - sat + np.asarray(clauses.positive, dtype=np.int64)) // 2])
+    names = _var_names(model)
     idx = np.arange(len(names)).astype(str)
     with open(path, "w", encoding="ascii") as fh:
         fh.write("Stopped on time - objective value 0\n")
