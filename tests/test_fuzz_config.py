@@ -61,8 +61,8 @@ def _param_names() -> list[str]:
 
 
 KEYS = _param_names() + ["epsilon", "delta", "n", "neighbouring", "name", "params", "k", "sample", "seed",
-                         "marginals", "ranges", "conjunctions", "rows", "numeric", "max_cells", "type", "categories",
-                         "lower", "upper", "bins", "missing", "unknown", "columns", "bogus", ""]
+                         "marginals", "ranges", "conjunctions", "linear", "file", "queries", "weights", "rows",
+                         "numeric", "max_cells", "type", "categories", "lower", "upper", "bins", "missing", "unknown", "columns", "bogus", ""]
 VALUES = st.one_of(
     st.none(),
     st.booleans(),
