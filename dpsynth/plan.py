@@ -309,6 +309,8 @@ def _mwem(f: _Facts) -> AlgorithmPlan:
     candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
     candidates += sum(len(rq) for rq in f.config.workload.ranges) + (len(linear) if linear is not None else 0)
     T = effective_iterations(p, candidates)
+    classes = (([p.marginal_queries] if p.marginal_queries != "none" else [])
+               + (["ranges"] if f.config.workload.ranges else []) + (["linear"] if linear is not None else []))
     f_init = p.init_fraction if p.init == "noisy" else 0.0
     weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T
     parts = split_budget(f.epsilon, weights)
@@ -333,7 +335,7 @@ def _mwem(f: _Facts) -> AlgorithmPlan:
                      f"{DEFAULT_ITERATIONS})")
     return AlgorithmPlan(
         stages=stages, memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
-        queries=f"{candidates} candidate queries ({p.marginal_queries}), {T} rounds",
+        queries=f"{candidates} candidate queries ({', '.join(classes)}), {T} rounds",
         noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each of the T measured marginals",
         notes=notes,
     )
