@@ -38,7 +38,7 @@ def evaluate(
     plot: Annotated[str | None, typer.Option("--plot", help="Write a plot of per-marginal errors and baselines (.png, .svg or .pdf, by extension).")] = None,
     sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
     ranges: Annotated[int | None, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none; default 1000).")] = None,
-    workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges, conjunctions and linear queries, as released) instead of all k-way marginals and random ranges.")] = False,
+    workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges, conjunctions, parities and linear queries, as released) instead of all k-way marginals and random ranges.")] = False,
     target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,
     release_per_fold: Annotated[bool, typer.Option("--release-per-fold", help="With --target: iReduct §6.5 protocol, one release of the Naive Bayes marginals per training fold (10 releases with the config's algorithm and budget).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
