@@ -16,10 +16,12 @@ weight as exp(−ε·u/2) with a minus sign for a *cost* u; we use utilities
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from dpsynth.privacy.accountant import Charge, Ledger, zcdp_to_approx_dp
+from dpsynth.privacy.exact import exponential_indices
 
 recorder = None
 """Test hook, off (None) by default: never set it outside tests.
@@ -46,6 +48,7 @@ __all__ = [
     "discrete_laplace_variance",
     "exponential_mechanism",
     "exponential_probabilities",
+    "exponential_samples_mechanism",
     "gaussian_mechanism",
     "geometric_mechanism",
     "laplace_mechanism",
@@ -277,12 +280,17 @@ def discrete_gaussian_mechanism(
 
 
 # ------------------------------------------------------------- exponential mechanism
-def _logits(scores, sensitivity: float, epsilon: float) -> np.ndarray:
+def _scores(scores) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError("scores must be a non-empty 1-d array")
     if not np.all(np.isfinite(scores)):
         raise ValueError("scores must be finite (no NaN or infinity)")
+    return scores
+
+
+def _logits(scores, sensitivity: float, epsilon: float) -> np.ndarray:
+    scores = _scores(scores)
     factor = epsilon / (2.0 * sensitivity)
     # Shift by the maximum before scaling: the differences stay finite for
     # scores within ±1e308/2, and the product is in [-inf, 0], never NaN.
@@ -294,12 +302,19 @@ def _logits(scores, sensitivity: float, epsilon: float) -> np.ndarray:
 
 
 def exponential_probabilities(scores, *, sensitivity: float, epsilon: float) -> np.ndarray:
-    """Selection probabilities ∝ exp(ε·score/(2Δ)), computed stably (log-sum-exp)."""
+    """Selection probabilities ∝ exp(ε·score/(2Δ)), computed stably in floating point (max-shifted).
+
+    For expectations and tests: :func:`exponential_mechanism` does not use them (it samples exactly)."""
     sensitivity = _check_positive("sensitivity", sensitivity)
     epsilon = _check_positive("epsilon", epsilon)
     logits = _logits(scores, sensitivity, epsilon)
     w = np.exp(logits)  # max element is exactly 1, so the sum is >= 1
     return w / w.sum()
+
+
+def _exact_factor(sensitivity: float, epsilon: float) -> Fraction:
+    """ε/(2Δ) as the exact rational of the two doubles (no rounding)."""
+    return Fraction(epsilon) / (2 * Fraction(sensitivity))
 
 
 def exponential_mechanism(
@@ -314,14 +329,15 @@ def exponential_mechanism(
 ) -> int:
     """Index i chosen with probability ∝ exp(ε·scores[i]/(2Δ)); ε-DP (survey §3).
 
-    Sampled by the Gumbel-max trick on max-shifted logits: no overflow for any
-    finite scores, and ties are broken uniformly by the Gumbel noise.  The
-    charge also records ρ = ε²/8, the zCDP cost of this bounded-range mechanism
+    Sampled exactly (:func:`dpsynth.privacy.exact.exponential_indices`): the scores, ε and Δ are taken as
+    the rationals their doubles represent and no probability is rounded, so the ε-DP proof holds for the
+    sampler itself (not only for an idealized real-arithmetic one; Mironov 2012).  Ties are broken
+    uniformly.  The charge also records ρ = ε²/8, the zCDP cost of this bounded-range mechanism
     (Cesar & Rogers 2021), for ledgers that compose under zCDP.
     """
     sensitivity = _check_positive("sensitivity", sensitivity)
     epsilon = _check_positive("epsilon", epsilon)
-    logits = _logits(scores, sensitivity, epsilon)
+    scores = _scores(scores)
     ledger.charge(
         Charge(
             stage=stage,
@@ -333,9 +349,37 @@ def exponential_mechanism(
             count=1,
         )
     )
-    out = int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+    out = int(exponential_indices(scores[None, :], _exact_factor(sensitivity, epsilon), [0], rng=rng)[0])
     return _tap("exponential", scores, out, stage=stage, measured=measured, sensitivity=sensitivity,
                 epsilon=epsilon)
+
+
+def exponential_samples_mechanism(
+    scores,
+    count: int,
+    *,
+    weight: float,
+    charge: Charge,
+    ledger: Ledger,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``count`` i.i.d. indices with P(i) ∝ exp(weight·scores[i]), sampled exactly (as
+    :func:`exponential_mechanism`), after charging the caller's ``charge``.
+
+    For algorithms whose sampling distribution is an exponential mechanism with ε = 2·weight·Δ but whose
+    cost is set by their own composition (DualQuery, Gaboardi et al. 2014, §3 and the proof of
+    Theorem 4.2: each of the s samples of round t is a 2η(t−1)/n-DP draw with scores r of sensitivity
+    (t−1)/n); ``charge.sensitivity`` is the scores' sup-norm sensitivity, reported to the test hook.
+    """
+    weight = _check_positive("weight", weight)
+    scores = _scores(scores)
+    count = int(count)
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count!r}")
+    ledger.charge(charge)
+    out = exponential_indices(scores[None, :], Fraction(weight), np.zeros(count, dtype=np.int64), rng=rng)
+    return _tap("exponential-samples", scores, out, stage=charge.stage, measured=charge.measured,
+                sensitivity=charge.sensitivity, epsilon=charge.epsilon, count=count, weight=weight)
 
 
 # ------------------------------------------------------------------- snapping mechanism

@@ -55,12 +55,14 @@ data points snapped to the grid.)
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from dpsynth.errors import BudgetError
 from dpsynth.privacy import mechanisms as _mech
 from dpsynth.privacy.accountant import Charge, Ledger
+from dpsynth.privacy.exact import exponential_indices
 from dpsynth.privacy.mechanisms import discrete_laplace_noise
 
 __all__ = [
@@ -182,8 +184,9 @@ def quantile_mechanism(
 
     ``below[k]`` is the number of non-null values strictly below public candidate k and ``total`` the
     number of non-null values.  Each of the m quantiles gets ε/m (basic composition; one ledger entry of
-    ε with ``count`` m, zCDP cost m·(ε/m)²/8).  Vectorised: Gumbel-max on an (m × G) matrix of
-    max-shifted logits ε/m·u/(2·1).
+    ε with ``count`` m, zCDP cost m·(ε/m)²/8).  Sampled exactly with weights exp((ε/m)·u/2), ε/m taken
+    as an exact rational (:func:`dpsynth.privacy.exact.exponential_indices`, one draw per row of the
+    m × G score matrix).
     """
     epsilon = _positive("epsilon", epsilon)
     scores = quantile_scores(below, total, qs)
@@ -200,8 +203,8 @@ def quantile_mechanism(
             count=m,
         )
     )
-    logits = (scores - scores.max(axis=1, keepdims=True)) * (each / 2.0)
-    out = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
+    factor = Fraction(epsilon) / (2 * m)  # exactly (ε/m)/(2·1): no rounding of ε/m
+    out = exponential_indices(scores, factor, np.arange(m), rng=rng)
     return np.asarray(_mech._tap("exponential-quantiles", scores, out, stage=stage, measured=measured,
                                  sensitivity=1.0, epsilon=epsilon))
 

@@ -203,15 +203,23 @@ def test_mw_update_direction_underserved_queries_gain_weight():
 
 
 def test_sampling_follows_the_weights():
-    """Counts of 200,000 draws from known logits pass a chi-square test (critical value at 1e-6)."""
+    """200,000 draws of the 2Q = 4 queries with log-weights η·(r, −r) pass a chi-square test against
+    the exact probabilities (critical value at 1e-6: false-failure rate 1e-6); the round's charge is
+    recorded once, before the draws."""
     from scipy import stats
 
-    logits = np.log(np.array([0.1, 0.2, 0.3, 0.4])) + 50.0
-    draws = dq.sample_queries(logits, 200_000, rng=np.random.default_rng(4))
+    from dpsynth.privacy.accountant import Charge, Ledger
+
+    r, eta = np.array([0.75, -0.25]), 2.0
+    ledger = Ledger(10.0)
+    charge = Charge(stage="dualquery", mechanism="exponential", sensitivity=0.5, epsilon=2.0, count=200_000)
+    draws = dq.sample_queries(r, eta, 200_000, charge=charge, ledger=ledger, rng=np.random.default_rng(4))
     obs = np.bincount(draws, minlength=4)
-    exp = 200_000 * np.array([0.1, 0.2, 0.3, 0.4])
+    w = np.exp(eta * np.array([0.75, -0.25, -0.75, 0.25]))
+    exp = 200_000 * w / w.sum()
     chi2 = ((obs - exp) ** 2 / exp).sum()
     assert chi2 < stats.chi2.ppf(1 - 1e-6, df=3)  # false-failure rate 1e-6
+    assert ledger.charges == [charge]
 
 
 def test_dualquery_tracks_a_point_mass_table():

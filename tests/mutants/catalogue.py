@@ -31,6 +31,8 @@ T_MECH = ["tests/privacy/test_mechanisms.py", "tests/privacy/test_audit_mechanis
 T_ACC = ["tests/privacy/test_accountant.py", "tests/privacy/test_guarantee.py"]
 T_REPLAY = ["tests/privacy/test_replay.py"]
 T_LEDGER = ["tests/privacy/test_ledger_exact.py"]
+EXACT = "dpsynth/privacy/exact.py"
+T_EXACT = ["tests/privacy/test_exact.py"]
 
 MUTANTS: list[dict] = [
     # ------------------------------------------------------------------ mechanisms
@@ -102,9 +104,34 @@ MUTANTS: list[dict] = [
          new="        accept = np.ones(todo.size, dtype=bool)\n",
          tests=T_MECH),
     dict(id="em-without-factor-2", file=MECH, why="exponential mechanism weights exp(ε·u/Δ) instead of exp(ε·u/(2Δ))",
+         old="    return Fraction(epsilon) / (2 * Fraction(sensitivity))\n",
+         new="    return Fraction(epsilon) / Fraction(sensitivity)\n",
+         tests=T_MECH),
+    dict(id="em-probabilities-without-factor-2", file=MECH,
+         why="the float probabilities (expectations, tests) use exp(ε·u/Δ)",
          old="    factor = epsilon / (2.0 * sensitivity)\n",
          new="    factor = epsilon / sensitivity\n",
          tests=T_MECH),
+    dict(id="exact-e1-parity", file=EXACT, why="Bernoulli(exp(−1)) accepts on an even K (probability 1 − 1/e)",
+         old="    return k % 2 == 1\n\n\n_ODD_K", new="    return k % 2 == 0\n\n\n_ODD_K",
+         tests=T_EXACT),
+    dict(id="exact-no-shrink", file=EXACT,
+         why="float lower bound of γ without the 1 − 2⁻⁴⁰ shrink: rounding up can put it above the exact γ",
+         old="_SHRINK = 1.0 - 2.0**-40", new="_SHRINK = 1.0", tests=T_EXACT),
+    dict(id="exact-skips-remainder", file=EXACT,
+         why="the exact remainder exp(−(γ − x)) is not sampled: only the float-derived part decides",
+         old="                    accepted = bernoulli_exp_neg(rest(row, j, xc), child)\n",
+         new="                    accepted = True\n", tests=T_EXACT),
+    dict(id="exact-bound-from-first-score", file=EXACT,
+         why="γ measured from the first candidate's score instead of the maximum",
+         old="    if span < 2.0**1000 and span * f < 2.0**900:  # nothing can overflow: no error-state switching needed\n"
+             "        diff = scores.max(axis=1, keepdims=True) - scores\n",
+         new="    if span < 2.0**1000 and span * f < 2.0**900:  # nothing can overflow: no error-state switching needed\n"
+             "        diff = scores[:, :1] - scores\n", tests=T_EXACT),
+    dict(id="exact-fast-path-ignores-bound", file=EXACT,
+         why="the numpy fast path accepts proposals whose float bound is unusable (huge or infinite γ)",
+         old="        fast = bounded[r[some, 0], props[some, first]]\n",
+         new="        fast = np.ones(some.size, dtype=bool)\n", tests=T_EXACT),
     dict(id="em-rho-too-small", file=MECH, why="exponential mechanism's zCDP cost recorded as ε²/16 (not ε²/8)",
          old="            rho=epsilon**2 / 8.0,\n",
          new="            rho=epsilon**2 / 16.0,\n",
@@ -294,6 +321,11 @@ MUTANTS: list[dict] = [
          old="    rho = sum(c * e * e for e, c in zip(eps, counts)) / 8.0\n",
          new="    rho = sum(c * e * e for e, c in zip(eps, counts)) / 16.0\n",
          tests=["tests/algorithms/test_dualquery_accounting.py"]),
+    dict(id="dualquery-sampling-weight-doubled", file="dpsynth/algorithms/dualquery/core.py",
+         why="queries sampled with weights exp(2η·r): each sample costs twice the ε charged",
+         old="    return exponential_samples_mechanism(np.concatenate([r, -r]), s, weight=eta, charge=charge, ledger=ledger,\n",
+         new="    return exponential_samples_mechanism(np.concatenate([r, -r]), s, weight=2 * eta, charge=charge, ledger=ledger,\n",
+         tests=T_REPLAY),
     dict(id="dualquery-true-n", file="dpsynth/algorithms/dualquery/core.py",
          why="DualQuery normalises by the true n although n is private",
          old="    n = float(ctx.n)\n",
@@ -338,8 +370,8 @@ MUTANTS += [
          old="    scale = sensitivity / epsilon\n    alpha = math.exp(-1.0 / scale)\n",
          new="    scale = 1.0 / epsilon\n    alpha = math.exp(-1.0 / scale)\n", tests=T_SEL),
     dict(id="quantile-missing-factor-2", file=SEL, why="exponential mechanism weights exp(ε·u) instead of exp(ε·u/2Δ)",
-         old="    logits = (scores - scores.max(axis=1, keepdims=True)) * (each / 2.0)\n",
-         new="    logits = (scores - scores.max(axis=1, keepdims=True)) * each\n", tests=T_SEL),
+         old="    factor = Fraction(epsilon) / (2 * m)  # exactly (ε/m)/(2·1): no rounding of ε/m\n",
+         new="    factor = Fraction(epsilon) / m\n", tests=T_SEL),
     dict(id="quantile-charges-one-of-m", file=SEL, why="m quantiles charged as one (ε/m instead of ε)",
          old='''            mechanism="exponential-quantiles",
             sensitivity=1.0,

@@ -202,7 +202,7 @@ TINY_WORKLOADS: dict[str, dict] = {
 SECTION_RUNS: dict[tuple[str, str], dict] = {
     ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 2},
                          "kinds": {"laplace", "discrete-laplace", "exponential"}},
-    ("dualquery", "parities"): {"params": {}, "kinds": {"dq-sample"}},
+    ("dualquery", "parities"): {"params": {}, "kinds": {"exponential-samples"}},
 }
 """Per (algorithm, section): the parameters that make the tiny run measure that section's queries, and the
 mechanism kinds it must then use.  Every algorithm accepting a section of :data:`TINY_WORKLOADS` needs one."""

@@ -19,9 +19,9 @@ import math
 import numpy as np
 import pytest
 
-from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.accountant import Charge, Ledger
 from dpsynth.privacy.mechanisms import (
-    exponential_mechanism,
+    exponential_samples_mechanism,
     geometric_mechanism,
     laplace_mechanism,
     snapping_mechanism,
@@ -97,9 +97,13 @@ def test_geometric_count_audit_and_half_noise_mutant():
 
 
 def _em_draws(scores, draws, *, seed, sensitivity, epsilon):
+    """``draws`` independent runs of the ε-exponential mechanism, as one batched call of the same exact
+    sampler (i.i.d. draws with weights exp(ε·u/(2Δ)); the per-call path is tested in test_mechanisms.py)."""
     ledger, rng = Ledger(1e12), np.random.default_rng(seed)
-    return [exponential_mechanism(scores, sensitivity=sensitivity, epsilon=epsilon, ledger=ledger, rng=rng,
-                                  stage="audit") for _ in range(draws)]
+    charge = Charge(stage="audit", mechanism="exponential", sensitivity=sensitivity, epsilon=epsilon * draws,
+                    count=draws)
+    return list(exponential_samples_mechanism(scores, draws, weight=epsilon / (2 * sensitivity), charge=charge,
+                                              ledger=ledger, rng=rng))
 
 
 def test_exponential_mechanism_worst_case_pair_and_missing_factor_2():

@@ -31,7 +31,6 @@ def _replay(monkeypatch, **params):
     d, d2 = tiny_neighbours("add-remove")
     coupling = Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
-    monkeypatch.setattr(dq, "sample_queries", coupling.wrap_sample_queries(dq.sample_queries))
     first, report1 = _release(d, cfg, seed=11)
     coupling.mode = "replay"
     second, report2 = _release(d2, cfg, seed=11)

@@ -21,7 +21,6 @@ import pytest
 
 import dpsynth
 from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
-from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import zcdp_to_approx_dp
@@ -57,25 +56,17 @@ class _Draws:
 
         return wrapped
 
-    def wrap_sample_queries(self, original):
-        def wrapped(logits, s, *, rng):
-            self.calls.append({"mechanism": "dq-sample", "count": int(s)})
-            return original(logits, s, rng=rng)
-
-        return wrapped
-
 
 def _run(monkeypatch, raw, table, seed=3):
     draws = _Draws()
     monkeypatch.setattr(mechanisms, "recorder", draws)
     monkeypatch.setattr(ireduct, "ireduct_marginals", draws.wrap_ireduct(ireduct.ireduct_marginals))
-    monkeypatch.setattr(dualquery, "sample_queries", draws.wrap_sample_queries(dualquery.sample_queries))
     res = dpsynth.release(table, parse_config(raw), rng=np.random.default_rng(seed))
     return res.report, draws.calls
 
 
 def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
-    mech = [c for c in calls if c["mechanism"] not in ("laplace+noisedown", "dq-sample")]
+    mech = [c for c in calls if c["mechanism"] not in ("laplace+noisedown", "exponential-samples")]
     direct = [e for e in ledger if e["mechanism"] not in ("laplace+noisedown",) and e["stage"] != "dualquery"]
     assert len(direct) == len(mech)
     for entry, call in zip(direct, mech):
@@ -89,7 +80,7 @@ def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
     ir_entries = [e for e in ledger if e["mechanism"] == "laplace+noisedown"]
     assert len(ir_entries) == sum(c["marginals"] for c in ir_calls)
     assert sum(e["count"] for e in ir_entries) == sum(c["count"] for c in ir_calls)
-    dq_calls = [c for c in calls if c["mechanism"] == "dq-sample"]
+    dq_calls = [c for c in calls if c["mechanism"] == "exponential-samples"]
     dq_entries = [e for e in ledger if e["stage"] == "dualquery"]
     assert [e["count"] for e in dq_entries] == [c["count"] for c in dq_calls]
 

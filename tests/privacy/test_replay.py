@@ -2,13 +2,13 @@
 
 For each algorithm and neighbouring relation we run the release on D and on a
 worst-case neighbour D′ with the same seed.  On D every mechanism call is
-recorded (``dpsynth.privacy.mechanisms.recorder``; for iReduct's NoiseDown loop and
-DualQuery's query sampling, which draw their own noise, the tests wrap the
-sampling functions the same way).  On D′ each call must match the recorded one
+recorded (``dpsynth.privacy.mechanisms.recorder``, which DualQuery's query
+sampling also goes through; for iReduct's NoiseDown loop, which draws its own
+noise, the tests wrap the sampling functions the same way).  On D′ each call must match the recorded one
 (same mechanism, stage, description, sensitivity and ε: the sequence of calls
 is identical), the difference of the pre-noise quantities must not exceed the
 declared sensitivity (L1 for Laplace and discrete Laplace, sup norm of the
-scores for the exponential mechanism and DualQuery's sampling), and the call
+scores for the exponential mechanism and DualQuery's samples), and the call
 returns the output drawn on D.
 
 If the control flow depends on the data only through noisy values, the run on
@@ -28,7 +28,6 @@ import pytest
 
 import dpsynth
 from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
-from dpsynth.algorithms.dualquery import core as dualquery
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
@@ -41,14 +40,14 @@ EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm
     "ireduct": {"ireduct-initial", "noise-down"},
     "twophase": {"discrete-laplace"},
     "iresamp": {"discrete-laplace"},
-    "dualquery": {"dq-sample"},
+    "dualquery": {"exponential-samples"},
     "fourier": {"discrete-laplace"},
     "auto": {"discrete-laplace", "exponential"},  # the tiny workload has a 2-way marginal: auto runs mwem
 }
 
 
 def _distance(mechanism: str, diff: np.ndarray) -> float:
-    if mechanism in ("exponential", "exponential-quantiles"):
+    if mechanism in ("exponential", "exponential-quantiles", "exponential-samples"):
         return float(np.max(np.abs(diff)))
     if mechanism in ("gaussian", "discrete-gaussian"):
         return float(np.sqrt(np.sum(diff**2)))
@@ -87,7 +86,6 @@ class Coupling:
         self.calls: list = []
         self.i = 0
         self.distances: list[tuple[str, float, float]] = []  # (mechanism, distance, declared sensitivity)
-        self.dq_logit_diffs: list[float] = []
 
     def _next(self, kind: str, key):
         if self.mode == "record":
@@ -147,19 +145,6 @@ class Coupling:
 
         return wrapped
 
-    # -- DualQuery: s samples from the multiplicative-weights distribution per round
-    def wrap_sample_queries(self, original):
-        def wrapped(logits, s, *, rng):
-            out = original(logits, s, rng=rng)
-            rec = self._next("dq-sample", (len(logits), s))
-            if rec is None:
-                self.calls.append(("dq-sample", (len(logits), s), np.array(logits, copy=True), out))
-                return out
-            self.dq_logit_diffs.append(float(np.max(np.abs(logits - rec[2]))))
-            return np.array(rec[3], copy=True)
-
-        return wrapped
-
 
 def _release(table, cfg, seed):
     res = dpsynth.release(table, cfg, rng=np.random.default_rng(seed))
@@ -205,7 +190,7 @@ def test_coupled_replay_ireduct_batched_rounds(params, monkeypatch):
     ("mwem", {"output": "average", "init": "uniform", "bias_cells": True}, 0.0, {"discrete-laplace", "exponential"}),
     ("laplace", {"noise": "continuous"}, 0.0, {"laplace"}),
     ("laplace", {"noise": "snapping"}, 0.0, {"snapping"}),
-    ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"dq-sample"}),
+    ("dualquery", {"accounting": "advanced", "free_attributes": "uniform"}, 1e-3, {"exponential-samples"}),
     ("fourier", {"noise": "continuous", "fit": "mw"}, 0.0, {"laplace"}),
 ])
 def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
@@ -272,7 +257,6 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kin
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     monkeypatch.setattr(ireduct, "ireduct_marginals", coupling.wrap_ireduct(ireduct.ireduct_marginals))
     monkeypatch.setattr(ireduct, "noise_down", coupling.wrap_noise_down(ireduct.noise_down))
-    monkeypatch.setattr(dualquery, "sample_queries", coupling.wrap_sample_queries(dualquery.sample_queries))
 
     first, report1 = _release(d, cfg, seed=2024)
     coupling.mode = "replay"
@@ -285,14 +269,16 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kin
     for mechanism, dist, sens in coupling.distances:
         assert dist <= sens * (1 + 1e-12), (mechanism, dist, sens)
     # the pair is worst case: some pre-noise quantity really differs
-    assert any(dist > 0 for _, dist, _ in coupling.distances) or coupling.dq_logit_diffs
+    assert any(dist > 0 for _, dist, _ in coupling.distances)
     if algorithm == "dualquery":
+        samples = [dict(c[1]) for c in coupling.calls if c[0] == "exponential-samples"]
         charges = [c for c in first.report["ledger"] if c["stage"] == "dualquery"]
-        assert len(charges) == len(coupling.dq_logit_diffs)
-        for c, diff in zip(charges, coupling.dq_logit_diffs):
-            # one sample is an exponential mechanism with logits η·r: its ε is 2·max|Δ logit|
-            assert diff <= c["epsilon"] / c["count"] / 2 * (1 + 1e-9), (c, diff)
-        assert max(coupling.dq_logit_diffs) > 0
+        assert len(charges) == len(samples)
+        for c, info in zip(charges, samples):
+            # one sample is an exponential mechanism with weights exp(η·r): its ε is 2·η·(sensitivity of r)
+            assert info["epsilon"] == c["epsilon"] and info["count"] == c["count"]
+            assert 2 * info["weight"] * info["sensitivity"] <= c["epsilon"] / c["count"] * (1 + 1e-12), (c, info)
+        assert max(d for m, d, _ in coupling.distances if m == "exponential-samples") > 0
     pd.testing.assert_frame_equal(first.synthetic, second.synthetic)
     if first.marginals is not None:
         pd.testing.assert_frame_equal(first.marginals, second.marginals)
@@ -383,7 +369,6 @@ def test_domain_independence(algorithm, monkeypatch):
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     monkeypatch.setattr(ireduct, "ireduct_marginals", coupling.wrap_ireduct(ireduct.ireduct_marginals))
     monkeypatch.setattr(ireduct, "noise_down", coupling.wrap_noise_down(ireduct.noise_down))
-    monkeypatch.setattr(dualquery, "sample_queries", coupling.wrap_sample_queries(dualquery.sample_queries))
     _, report1 = _release(full, cfg, seed=8)
     coupling.mode = "replay"
     _, report2 = _release(narrow, cfg, seed=8)

@@ -58,6 +58,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
 from dpsynth.params import params_from_mapping
+from dpsynth.privacy.mechanisms import exponential_samples_mechanism
 from dpsynth.workload.conjunctions import Clauses, Conjunctions, conjunction_counts, conjunction_workload
 from dpsynth.workload.parities import Parities, ParityClauses, parity_counts
 
@@ -181,11 +182,13 @@ def mw_logits(r: np.ndarray, eta: float) -> np.ndarray:
     return np.concatenate([eta * r, -eta * r])
 
 
-def sample_queries(logits: np.ndarray, s: int, *, rng: np.random.Generator) -> np.ndarray:
-    """s i.i.d. indices with P(i) ∝ exp(logits[i]) (inverse CDF, max-shifted: no overflow)."""
-    cdf = np.cumsum(np.exp(logits - logits.max()))
-    u = rng.random(s) * cdf[-1]
-    return np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
+def sample_queries(r: np.ndarray, eta: float, s: int, *, charge, ledger, rng: np.random.Generator) -> np.ndarray:
+    """Charge round t's ``charge``, then s i.i.d. indices of the 2Q queries with P(i) ∝ exp(η·(r, −r)ᵢ),
+    sampled exactly (:func:`dpsynth.privacy.mechanisms.exponential_samples_mechanism`: η and r taken as
+    the rationals their doubles represent; each sample is the exponential mechanism of the proof of
+    Theorem 4.2 with scores (r, −r) of sensitivity (t−1)/n and ε = 2η(t−1)/n)."""
+    return exponential_samples_mechanism(np.concatenate([r, -r]), s, weight=eta, charge=charge, ledger=ledger,
+                                         rng=rng)
 
 
 # ------------------------------------------------------------------- data player
@@ -502,8 +505,7 @@ def _iterate(ctx, params, queries: Conjunctions | Parities, true, T, s, eta, n, 
     records = np.empty((T, len(ctx.domain)), dtype=np.int64)
     rounds, previous = [], None
     for t in range(1, T + 1):  # loop over rounds
-        ctx.ledger.charge(round_charge(t, s=s, eta=eta, n=n))
-        sample = sample_queries(mw_logits(r, eta), s, rng=rng)
+        sample = sample_queries(r, eta, s, charge=round_charge(t, s=s, eta=eta, n=n), ledger=ctx.ledger, rng=rng)
         clauses = _clauses(queries, sample)
         now = time.perf_counter()
         share = max(0.0, budget_end - now) / (T - t + 1)
