@@ -21,6 +21,7 @@ import io
 import json
 import math
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -224,7 +225,7 @@ def model_from_bytes(data: bytes, name: str = "model") -> ReleasedModel:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             entries = _read_entries(zf, name)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, ValueError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError):
         raise ModelFileError(f"{name}: the model file is corrupt or truncated (unreadable zip archive)") from None
     manifest = _json(entries.pop("manifest.json", None), name, "manifest.json", foreign=True)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
