@@ -64,7 +64,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge, CostAllocation, scale_cost
-from dpsynth.privacy.noisedown import noise_down
+from dpsynth.privacy.mechanisms import laplace_chain_start, noise_down_step
 from dpsynth.progress import Progress, no_progress
 from dpsynth.workload.marginals import default_sanity_bound
 
@@ -194,7 +194,8 @@ def ireduct_marginals(
             f"lambda_max={lambda_max:.6g} cannot pay for the first draw: {m} marginals cost "
             f"{budget.total:.6g} > epsilon={epsilon:.6g}; raise lambda_max to at least {sensitivity * m / epsilon:.6g}"
         )
-    y = mu + rng.laplace(0.0, lambda_max, size=mu.shape)  # Figure 4 line 4
+    y = laplace_chain_start(mu, scale=lambda_max, sensitivity=sensitivity * m, rng=rng, stage="measure",
+                            measured=f"{m} marginals")  # Figure 4 line 4 (charged at the end, Theorem 1)
     weights = error_weights(y, seg, sizes, sanity_bound, error_weight)
     result = IReductResult(values=[], scales=np.empty(0))
     if refresh > 0:
@@ -261,7 +262,10 @@ def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delt
         new_lam = lambda_max - new_k * lambda_delta
         cells = extra[seg] > 0
         y = y.copy()
-        y[cells] = noise_down(mu[cells], y[cells], old_lam[seg][cells], new_lam[seg][cells], rng=rng)
+        moved = int(np.count_nonzero(extra))
+        y[cells] = noise_down_step(mu[cells], y[cells], old_lam[seg][cells], new_lam[seg][cells],
+                                   sensitivity=budget.sensitivity * moved, rng=rng, stage="measure",
+                                   measured=f"{moved} marginals")
         steps_k = new_k
         budget.reset(new_lam)
         weights = error_weights(y, seg, sizes, sanity_bound, error_weight)
@@ -288,7 +292,8 @@ def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambd
             active[j] = False  # line 16: Q′ = Q′ \ Q_Δ
             continue
         sl = slice(bounds[j], bounds[j + 1])
-        y[sl] = noise_down(mu[sl], y[sl], lam[j], new_scale, rng=rng)
+        y[sl] = noise_down_step(mu[sl], y[sl], lam[j], new_scale, sensitivity=budget.sensitivity, rng=rng,
+                                stage="measure", measured=f"marginal {j}")
         steps_k[j] += 1
         budget.set(j, cost)
         inv = 1.0 / np.maximum(y[sl], sanity_bound)

@@ -3,8 +3,10 @@
 Pure numpy, no pandas and no I/O.  Every ``*_mechanism`` function takes the
 true (private) quantity, its sensitivity and the privacy parameter, **charges
 the ledger first** (so an unaffordable call draws nothing), then returns the
-noisy answer.  The raw samplers (``*_noise``) are exposed for tests and for
-algorithms that must combine noise themselves (NoiseDown).
+noisy answer.  The raw samplers (``*_noise``) are exposed for tests.  The last
+block holds iReduct's NoiseDown chain (:func:`laplace_chain_start`,
+:func:`noise_down_step`): those draws are charged by the caller at the chain's
+final scale (Xiao et al. 2011, Theorem 1) but go through the same test hook.
 
 References: Dwork, "Differential Privacy: A Survey of Results" (2008), §3
 Theorem 1 (Laplace: scale Δf/ε gives ε-DP) and §3 "the exponential mechanism"
@@ -22,6 +24,7 @@ import numpy as np
 
 from dpsynth.privacy.accountant import Charge, Ledger, zcdp_to_approx_dp
 from dpsynth.privacy.exact import exponential_indices
+from dpsynth.privacy.noisedown import noise_down
 
 recorder = None
 """Test hook, off (None) by default: never set it outside tests.
@@ -51,9 +54,11 @@ __all__ = [
     "exponential_samples_mechanism",
     "gaussian_mechanism",
     "geometric_mechanism",
+    "laplace_chain_start",
     "laplace_mechanism",
     "laplace_noise",
     "laplace_variance",
+    "noise_down_step",
     "snapping_mechanism",
     "snapping_noise_scale",
 ]
@@ -451,3 +456,53 @@ def snapping_mechanism(
     noisy = np.clip(values, -bound, bound) + sign * lam * np.log(_uniform_doubles(values.shape, rng))
     out = np.clip(np.round(noisy / grid) * grid, -bound, bound)
     return _tap("snapping", values, out, stage=stage, measured=measured, sensitivity=sensitivity, epsilon=epsilon)
+
+
+# ------------------------------------------- iReduct: a NoiseDown chain, charged at its last scale
+# (block kept apart from the mechanisms above: its charge comes after the draws, see below)
+def laplace_chain_start(
+    values,
+    *,
+    scale: float,
+    sensitivity: float,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+) -> np.ndarray:
+    """First draw of a NoiseDown chain (Xiao et al. 2011, Figure 4 line 4): ``values`` + Laplace(0, ``scale``).
+
+    NOT charged here: by Theorem 1 a chain Laplace(λ_max) → NoiseDown → … costs only its
+    last draw, whose scale is not known yet.  The caller must charge the ledger with the
+    final scales before anything computed from the chain leaves it (iReduct does:
+    :func:`dpsynth.algorithms.ireduct.charge_final_scales`).  ``sensitivity`` is the L1
+    sensitivity of the whole ``values`` vector (for the record of the test hook).
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    values = np.asarray(values, dtype=float)
+    out = values + laplace_noise(scale, values.shape, rng=rng)
+    return _tap("laplace-chain", values, out, stage=stage, measured=measured, sensitivity=sensitivity,
+                scale=float(scale))
+
+
+def noise_down_step(
+    mu,
+    y,
+    scale,
+    new_scale,
+    *,
+    sensitivity: float,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+) -> np.ndarray:
+    """One NoiseDown step of a chain (Xiao et al. 2011, §4.1–4.2, Figure 4 line 12), through the test hook.
+
+    Draws Y′ | Y = ``y`` with :func:`dpsynth.privacy.noisedown.noise_down`; ``mu`` are the true
+    answers.  Not charged (the chain is charged at its final scale, Theorem 1).  ``sensitivity``:
+    the L1 sensitivity of the ``mu`` sub-vector stepped here (for the record of the test hook).
+    """
+    sensitivity = _check_positive("sensitivity", sensitivity)
+    mu = np.asarray(mu, dtype=float)
+    out = noise_down(mu, y, scale, new_scale, rng=rng)
+    return _tap("noise-down", mu, out, stage=stage, measured=measured, sensitivity=sensitivity,
+                cells=int(mu.size))

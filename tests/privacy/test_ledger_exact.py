@@ -3,7 +3,7 @@
 * Every draw is in the ledger: each call of a ``*_mechanism`` (seen through
   ``dpsynth.privacy.mechanisms.recorder``) has its own ledger entry, in order, with
   the same stage, mechanism, sensitivity, ε and number of values; iReduct's
-  charges cover every cell it drew; DualQuery's per-round charges count the
+  charges cover every cell of its NoiseDown chains (``laplace-chain`` taps); DualQuery's per-round charges count the
   samples it drew.  No entry is left without a draw.
 * Totals computed exactly (``fractions.Fraction`` of each float) never exceed
   the requested ε and δ, and under basic composition the report's
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import dpsynth
-from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
+from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import zcdp_to_approx_dp
@@ -47,26 +47,17 @@ class _Draws:
         count = 1 if mechanism == "exponential" else int(np.size(true))  # one choice among the scores
         self.calls.append({"mechanism": mechanism, "count": count, **info})
 
-    def wrap_ireduct(self, original):
-        def wrapped(true, **kw):
-            res = original(true, **kw)
-            self.calls.append({"mechanism": "laplace+noisedown", "count": int(sum(np.size(t) for t in true)),
-                               "marginals": len(true)})
-            return res
-
-        return wrapped
-
 
 def _run(monkeypatch, raw, table, seed=3):
     draws = _Draws()
     monkeypatch.setattr(mechanisms, "recorder", draws)
-    monkeypatch.setattr(ireduct, "ireduct_marginals", draws.wrap_ireduct(ireduct.ireduct_marginals))
     res = dpsynth.release(table, parse_config(raw), rng=np.random.default_rng(seed))
     return res.report, draws.calls
 
 
 def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
-    mech = [c for c in calls if c["mechanism"] not in ("laplace+noisedown", "exponential-samples")]
+    chain = ("laplace-chain", "noise-down")  # iReduct's uncharged chain draws, charged at their final scales
+    mech = [c for c in calls if c["mechanism"] not in (*chain, "exponential-samples")]
     direct = [e for e in ledger if e["mechanism"] not in ("laplace+noisedown",) and e["stage"] != "dualquery"]
     assert len(direct) == len(mech)
     for entry, call in zip(direct, mech):
@@ -76,10 +67,13 @@ def _check_draws_match_ledger(ledger: list[dict], calls: list[dict]) -> None:
             assert entry["rho"] == call["rho"]
         else:
             assert entry["epsilon"] == call["epsilon"]
-    ir_calls = [c for c in calls if c["mechanism"] == "laplace+noisedown"]
+    starts = [c for c in calls if c["mechanism"] == "laplace-chain"]
     ir_entries = [e for e in ledger if e["mechanism"] == "laplace+noisedown"]
-    assert len(ir_entries) == sum(c["marginals"] for c in ir_calls)
-    assert sum(e["count"] for e in ir_entries) == sum(c["count"] for c in ir_calls)
+    # every cell of every chain is covered by a charge at its final scale, and no charge lacks a chain
+    assert sum(e["count"] for e in ir_entries) == sum(c["count"] for c in starts)
+    assert bool(ir_entries) == bool(starts)
+    steps = [c for c in calls if c["mechanism"] == "noise-down"]
+    assert not steps or starts and calls.index(starts[0]) < calls.index(steps[0])
     dq_calls = [c for c in calls if c["mechanism"] == "exponential-samples"]
     dq_entries = [e for e in ledger if e["stage"] == "dualquery"]
     assert [e["count"] for e in dq_entries] == [c["count"] for c in dq_calls]

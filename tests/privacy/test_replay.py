@@ -2,9 +2,9 @@
 
 For each algorithm and neighbouring relation we run the release on D and on a
 worst-case neighbour D′ with the same seed.  On D every mechanism call is
-recorded (``dpsynth.privacy.mechanisms.recorder``, which DualQuery's query
-sampling also goes through; for iReduct's NoiseDown loop, which draws its own
-noise, the tests wrap the sampling functions the same way).  On D′ each call must match the recorded one
+recorded (``dpsynth.privacy.mechanisms.recorder``, which also sees iReduct's
+uncharged chain draws ``laplace-chain`` and ``noise-down`` and DualQuery's query
+sampling, so no sampling function is wrapped).  On D′ each call must match the recorded one
 (same mechanism, stage, description, sensitivity and ε: the sequence of calls
 is identical), the difference of the pre-noise quantities must not exceed the
 declared sensitivity (L1 for Laplace and discrete Laplace, sup norm of the
@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 import dpsynth
-from dpsynth.algorithms import algorithm_names, get_algorithm, ireduct
+from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
@@ -37,7 +37,7 @@ VARIANTS = [(name, raw) for name in ALGORITHMS for raw in get_algorithm(name).au
 EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm must make (so the replay covers them)
     "laplace": {"discrete-laplace"},
     "mwem": {"discrete-laplace", "exponential"},
-    "ireduct": {"ireduct-initial", "noise-down"},
+    "ireduct": {"laplace-chain", "noise-down"},
     "twophase": {"discrete-laplace"},
     "iresamp": {"discrete-laplace"},
     "dualquery": {"exponential-samples"},
@@ -52,30 +52,6 @@ def _distance(mechanism: str, diff: np.ndarray) -> float:
     if mechanism in ("gaussian", "discrete-gaussian"):
         return float(np.sqrt(np.sum(diff**2)))
     return float(np.sum(np.abs(diff)))
-
-
-def _exact_offset(target: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """v with base + v == target exactly (floating point), found by stepping v one ulp at a time."""
-    v = target - base
-    for _ in range(16):
-        off = base + v != target
-        if not off.any():
-            return v
-        v[off] = np.nextafter(v[off], np.where(base[off] + v[off] < target[off], np.inf, -np.inf))
-    raise AssertionError("could not reproduce a noisy value exactly")
-
-
-class _RngProxy:
-    """A generator whose ``laplace`` draws are passed through ``hook`` (everything else delegated)."""
-
-    def __init__(self, rng, hook):
-        self._rng, self._hook = rng, hook
-
-    def laplace(self, loc=0.0, scale=1.0, size=None):
-        return self._hook(self._rng.laplace(loc, scale, size=size))
-
-    def __getattr__(self, name):
-        return getattr(self._rng, name)
 
 
 class Coupling:
@@ -101,49 +77,13 @@ class Coupling:
         key = tuple(sorted(info.items()))
         rec = self._next(mechanism, key)
         if rec is None:
-            self.calls.append((mechanism, key, true, output))
+            self.calls.append((mechanism, key, true, output if isinstance(output, int) else np.array(output, copy=True)))
             return None
         assert np.shape(true) == np.shape(rec[2])
         dist = _distance(mechanism, np.asarray(true, dtype=float) - np.asarray(rec[2], dtype=float))
         self.distances.append((mechanism, dist, info["sensitivity"]))
         out = rec[3]
         return out if isinstance(out, int) else np.array(out, copy=True)
-
-    # -- iReduct: the initial Laplace draw and every NoiseDown step
-    def wrap_ireduct(self, original):
-        def wrapped(true, *, sensitivity, rng, **kw):
-            mu = np.concatenate([np.asarray(t, dtype=float).reshape(-1) for t in true])
-            shapes = tuple(np.shape(t) for t in true)
-            rec = self._next("ireduct-initial", (shapes, sensitivity, tuple(sorted(kw.items()))))
-            if rec is None:
-                def hook(noise):
-                    self.calls.append(("ireduct-initial", (shapes, sensitivity, tuple(sorted(kw.items()))),
-                                       list(true), mu + noise))
-                    return noise
-            else:
-                for t_now, t_then in zip(true, rec[2]):  # Equation 12: each marginal moves by <= Δ in L1
-                    d = float(np.abs(np.asarray(t_now, float) - np.asarray(t_then, float)).sum())
-                    self.distances.append(("ireduct-marginal", d, sensitivity))
-
-                def hook(noise, y0=rec[3]):
-                    return _exact_offset(y0, mu)
-            return original(true, sensitivity=sensitivity, rng=_RngProxy(rng, hook), **kw)
-
-        return wrapped
-
-    def wrap_noise_down(self, original):
-        def wrapped(mu, y, scale, new_scale, *, rng):
-            real_rng = rng._rng if isinstance(rng, _RngProxy) else rng
-            out = original(mu, y, scale, new_scale, rng=real_rng)  # consumes the generator identically
-            key = (np.asarray(scale).tobytes(), np.asarray(new_scale).tobytes())
-            rec = self._next("noise-down", key)
-            if rec is None:
-                self.calls.append(("noise-down", key, np.array(y, copy=True), out))
-                return out
-            np.testing.assert_array_equal(y, rec[2])  # the previous noisy values are the same
-            return np.array(rec[3], copy=True)
-
-        return wrapped
 
 
 def _release(table, cfg, seed):
@@ -255,8 +195,6 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kin
     cfg = parse_config(raw)
     coupling = Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
-    monkeypatch.setattr(ireduct, "ireduct_marginals", coupling.wrap_ireduct(ireduct.ireduct_marginals))
-    monkeypatch.setattr(ireduct, "noise_down", coupling.wrap_noise_down(ireduct.noise_down))
 
     first, report1 = _release(d, cfg, seed=2024)
     coupling.mode = "replay"
@@ -367,8 +305,6 @@ def test_domain_independence(algorithm, monkeypatch):
     narrow = full.assign(a="x", b="y")
     coupling = Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
-    monkeypatch.setattr(ireduct, "ireduct_marginals", coupling.wrap_ireduct(ireduct.ireduct_marginals))
-    monkeypatch.setattr(ireduct, "noise_down", coupling.wrap_noise_down(ireduct.noise_down))
     _, report1 = _release(full, cfg, seed=8)
     coupling.mode = "replay"
     _, report2 = _release(narrow, cfg, seed=8)
