@@ -28,7 +28,7 @@ from dpsynth.params import as_number as _number
 from dpsynth.params import no_extra_keys as _no_extra
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.neighbouring import Neighbouring
-from dpsynth.workload.spec import SECTIONS, Workload, parse_workload
+from dpsynth.workload.spec import KEYS, Workload, parse_workload
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
@@ -231,6 +231,9 @@ def parse_config(raw: Any) -> Config:
     spec = get_algorithm(name)
     params = spec.parse_params(raw_params)
     workload = parse_workload(raw.get("workload"), domain, accepted=spec.workload, algorithm=name)
+    if workload.sanity_bounds.default is not None and getattr(params, "sanity_bound", None) is not None:
+        raise ConfigError("workload.sanity_bounds.default: algorithm.params.sanity_bound gives the default "
+                          "sanity bound too; keep one of them")
     output = _output(raw.get("output"))
     seed = raw.get("seed")
     if seed is not None:
@@ -273,7 +276,7 @@ def _discover_config(raw: Mapping[str, Any]) -> Config:
         raise ConfigError(f"schema.discover.delta: must be at most privacy.delta ({spec.delta:g} > "
                           f"{privacy.delta:g}); it is a share of the release's budget")
     workload = _mapping(raw.get("workload"), "workload")
-    _no_extra(workload, set(SECTIONS), "workload")
+    _no_extra(workload, set(KEYS), "workload")
     placeholder = {"columns": {"_": {"type": "integer", "lower": 0, "upper": 0}}}
     rest = {k: v for k, v in raw.items() if k not in ("schema", "workload")}
     cfg = parse_config({**rest, "schema": placeholder})

@@ -80,7 +80,8 @@ def test_release_with_discovery_covers_both_phases_in_one_ledger(adult, algorith
     ({"privacy": {"epsilon": 1.0}}, ("schema.discover.delta: must be at most privacy.delta (1e-07 > 0); it is a "
                                      "share of the release's budget")),
     ({"schema": {"discover": {"epsilon": 0.1}, "columns": {}}}, "schema.columns: unknown key (allowed: discover)"),
-    ({"workload": {"margins": {}}}, "workload.margins: unknown key (allowed: conjunctions, linear, marginals, parities, ranges)"),
+    ({"workload": {"margins": {}}},
+     "workload.margins: unknown key (allowed: conjunctions, linear, marginals, parities, ranges, sanity_bounds)"),
     ({"algorithm": {"name": "nope"}}, "algorithm.name: must be one of"),
 ])
 def test_discover_config_errors_before_reading_data(change, message):

@@ -66,7 +66,7 @@ from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge, CostAllocation, scale_cost
 from dpsynth.privacy.mechanisms import laplace_chain_start, noise_down_step
 from dpsynth.progress import Progress, no_progress
-from dpsynth.workload.marginals import default_sanity_bound
+from dpsynth.workload.marginals import SanityBounds, default_sanity_bound
 
 __all__ = [
     "IReductResult",
@@ -81,6 +81,8 @@ __all__ = [
     "pick_priority",
     "pick_ratio",
     "run",
+    "sanity_bounds",
+    "sanity_details",
     "scale_cost",
 ]
 
@@ -113,8 +115,10 @@ def generalized_sensitivity(scales, sensitivity: float) -> float:
     return math.fsum(float(sensitivity) / float(s) for s in np.asarray(scales, dtype=float).reshape(-1))
 
 
-def error_weights(values, seg, sizes, sanity_bound: float, weight: str = "mean") -> np.ndarray:
-    """Per marginal, Σ_{y∈M_j} 1/max(y, δ) (Equation 15), divided by |M_j| when ``weight == 'mean'``."""
+def error_weights(values, seg, sizes, sanity_bound, weight: str = "mean") -> np.ndarray:
+    """Per marginal, Σ_{y∈M_j} 1/max(y, δ) (Equation 15), divided by |M_j| when ``weight == 'mean'``.
+
+    ``sanity_bound``: one δ, or one per cell (per-query sanity bounds, §2 after Equation 1)."""
     inv = 1.0 / np.maximum(np.asarray(values, dtype=float), sanity_bound)
     sums = np.bincount(seg, weights=inv, minlength=len(sizes))
     return sums / np.asarray(sizes, dtype=float) if weight == "mean" else sums
@@ -164,7 +168,7 @@ def ireduct_marginals(
     epsilon: float,
     lambda_max: float,
     lambda_delta: float,
-    sanity_bound: float,
+    sanity_bound,
     rng: np.random.Generator,
     error_weight: str = "mean",
     refresh: float = 0.02,
@@ -172,7 +176,8 @@ def ireduct_marginals(
 ) -> IReductResult:
     """Figure 4 on marginals (§5.3): returns noisy marginals and their final scales (Σ Δ/λ_j ≤ ε).
 
-    ``true`` holds the exact marginals (private).  The caller must charge the
+    ``true`` holds the exact marginals (private); ``sanity_bound`` is one δ or one per
+    marginal (per-query sanity bounds, §2).  The caller must charge the
     ledger with Δ/λ_j per marginal (Theorem 1).  Raises ``ValueError`` when
     λ_max cannot pay for the first draw (Figure 4 line 3).
     """
@@ -181,6 +186,7 @@ def ireduct_marginals(
     sizes = np.array([max(1, int(np.prod(s))) for s in shapes])
     mu = np.concatenate([np.asarray(t, dtype=float).reshape(-1) for t in true])
     seg = np.repeat(np.arange(m), sizes)
+    delta = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (m,))[seg]  # δ of every cell
     if lambda_delta >= lambda_max:
         raise ValueError("lambda_delta must be smaller than lambda_max")
     steps_k = np.zeros(m, dtype=np.int64)  # λ_j = λ_max − k_j·λ_Δ, always from integers
@@ -196,15 +202,15 @@ def ireduct_marginals(
         )
     y = laplace_chain_start(mu, scale=lambda_max, sensitivity=sensitivity * m, rng=rng, stage="measure",
                             measured=f"{m} marginals")  # Figure 4 line 4 (charged at the end, Theorem 1)
-    weights = error_weights(y, seg, sizes, sanity_bound, error_weight)
+    weights = error_weights(y, seg, sizes, delta, error_weight)
     result = IReductResult(values=[], scales=np.empty(0))
     if refresh > 0:
         steps_k, y, weights = _rounds(
-            mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, sanity_bound,
+            mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
             error_weight, refresh, rng, progress, result,
         )
     steps_k, y = _literal_loop(
-        mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, sanity_bound, error_weight, rng, result
+        mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta, error_weight, rng, result
     )
     progress("noise reduction", 1000, 1000)
     scales = scales_of(steps_k)
@@ -245,7 +251,7 @@ def _water_fill(weights, steps_k, lambda_max, lambda_delta, sensitivity, target)
     return steps_at(math.exp(hi))
 
 
-def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, sanity_bound,
+def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
             error_weight, refresh, rng, progress, result):
     eps_safe = budget.safe_total
     final_rounds = 0
@@ -268,14 +274,14 @@ def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delt
                                    measured=f"{moved} marginals")
         steps_k = new_k
         budget.reset(new_lam)
-        weights = error_weights(y, seg, sizes, sanity_bound, error_weight)
+        weights = error_weights(y, seg, sizes, delta, error_weight)
         result.rounds += 1
         result.steps += int(extra.sum())
         progress("noise reduction", min(999, int(1000 * budget.total / budget.epsilon)), 1000)
     return steps_k, y, weights
 
 
-def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, sanity_bound,
+def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
                   error_weight, rng, result):
     """Figure 4 lines 5–16, one marginal and one λ_Δ step at a time; marginals that cannot step leave Q′."""
     m = len(sizes)
@@ -296,7 +302,7 @@ def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambd
                                 stage="measure", measured=f"marginal {j}")
         steps_k[j] += 1
         budget.set(j, cost)
-        inv = 1.0 / np.maximum(y[sl], sanity_bound)
+        inv = 1.0 / np.maximum(y[sl], delta[sl])
         weights[j] = inv.sum() / (sizes[j] if error_weight == "mean" else 1.0)
         result.tail_steps += 1
         result.steps += 1
@@ -328,8 +334,29 @@ def resolve_scales(ctx: AlgorithmContext, params, epsilon: float) -> tuple[float
         raise ConfigError(
             f"algorithm.params.lambda_delta: must be smaller than lambda_max ({lam_delta:.6g} >= {lam_max:.6g})"
         )
-    delta = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
-    return lam_max, lam_delta, delta, warnings
+    return lam_max, lam_delta, sanity_bounds(ctx, params), warnings
+
+
+def _bounds_and_default(ctx: AlgorithmContext, params) -> tuple[SanityBounds, float]:
+    fallback = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
+    bounds = ctx.queries.sanity_bounds if ctx.queries is not None else SanityBounds()
+    return bounds, bounds.default if bounds.default is not None else fallback
+
+
+def sanity_bounds(ctx: AlgorithmContext, params) -> np.ndarray:
+    """δ_j of each workload marginal (public, §2 after Equation 1): its ``workload.sanity_bounds`` entry,
+    else ``workload.sanity_bounds.default``, else the ``sanity_bound`` parameter, else 10⁻⁴·n (§6.1)."""
+    bounds, default = _bounds_and_default(ctx, params)
+    return bounds.for_marginals(ctx.workload, fallback=default)
+
+
+def sanity_details(ctx: AlgorithmContext, params) -> dict:
+    """The report's sanity-bound entries: the default δ and the per-marginal ones (all public)."""
+    bounds, default = _bounds_and_default(ctx, params)
+    out: dict = {"sanity_bound": float(default)}
+    if bounds.per_marginal:
+        out["sanity_bounds"] = bounds.to_raw(ctx.domain)["marginals"]
+    return out
 
 
 def charge_final_scales(ctx: AlgorithmContext, scales, *, stage: str, mechanism: str) -> None:
@@ -366,7 +393,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         "marginals_measured": len(marginals),
         "lambda_max": lam_max,
         "lambda_delta": lam_delta,
-        "sanity_bound": delta,
+        **sanity_details(ctx, params),
         "error_weight": params.error_weight,
         "refresh": params.refresh,
         "noise_down_steps": res.steps,

@@ -35,7 +35,7 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.ireduct import marginal_label, resolve_scales
+from dpsynth.algorithms.ireduct import marginal_label, resolve_scales, sanity_details
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
@@ -82,7 +82,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     den[:] = 1.0 / lam_max**2
     values = [v / d for v, d in zip(num, den)]
     size = np.array([v.size for v in values], dtype=float)
-    weights = np.array([np.sum(1.0 / np.maximum(v, delta)) for v in values])
+    weights = np.array([np.sum(1.0 / np.maximum(v, d)) for v, d in zip(values, delta)])
     if params.error_weight == "mean":
         weights = weights / size
     active = np.ones(m, dtype=bool)
@@ -105,14 +105,14 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         den[j] += 1.0 / new_scale**2
         last[j] = new_scale
         values[j] = num[j] / den[j]  # Equation 16
-        w = np.sum(1.0 / np.maximum(values[j], delta))
+        w = np.sum(1.0 / np.maximum(values[j], delta[j]))
         weights[j] = w / size[j] if params.error_weight == "mean" else w
     sigma = 1.0 / np.sqrt(den)
     marginals = [NoisyMarginal(tuple(a), v, float(s)) for a, v, s in zip(ctx.workload, values, sigma)]
     details = {
         "marginals_measured": m,
         "lambda_max": lam_max,
-        "sanity_bound": delta,
+        **sanity_details(ctx, params),
         "draws": draws,
         "combined_scale_min": float(sigma.min()),
         "combined_scale_max": float(sigma.max()),

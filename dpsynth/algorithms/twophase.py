@@ -40,14 +40,13 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.ireduct import marginal_label
+from dpsynth.algorithms.ireduct import marginal_label, sanity_bounds, sanity_details
 from dpsynth.algorithms.laplace import measure_marginals
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
-from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weights", "run"]
 
@@ -72,9 +71,10 @@ def parse_params(raw: Mapping) -> Params:
     return params_from_mapping(Params, raw)
 
 
-def rescale_weights(values: list[np.ndarray], sanity_bound: float) -> np.ndarray:
-    """Per marginal, the mean over its cells of 1/max(δ, value) (§5.2)."""
-    return np.array([float(np.mean(1.0 / np.maximum(np.asarray(v, dtype=float), sanity_bound))) for v in values])
+def rescale_weights(values: list[np.ndarray], sanity_bound) -> np.ndarray:
+    """Per marginal, the mean over its cells of 1/max(δ_j, value) (§5.2); ``sanity_bound``: one δ or one per marginal."""
+    deltas = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (len(values),))
+    return np.array([float(np.mean(1.0 / np.maximum(np.asarray(v, dtype=float), d))) for v, d in zip(values, deltas)])
 
 
 def oracle_scales(weights, sensitivity: float, epsilon: float) -> np.ndarray:
@@ -88,7 +88,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     eps = ctx.ledger.remaining()
     eps1, eps2 = split_budget(eps, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
     sens = ctx.neighbouring.histogram_l1
-    delta = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
+    delta = sanity_bounds(ctx, params)  # per marginal (§2 after Equation 1)
     first = measure_marginals(ctx, ctx.workload, eps1, rng=rng, noise=params.noise, stage="phase 1")
     mech = geometric_mechanism if params.noise == "discrete" else laplace_mechanism
     weights = rescale_weights([m.values for m in first], delta)  # from noisy counts only
@@ -108,7 +108,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         "marginals_measured": len(marginals),
         "epsilon1": eps1,
         "epsilon2": eps2,
-        "sanity_bound": delta,
+        **sanity_details(ctx, params),
         "phase1_scale": first[0].scale if first else None,
         "combined_scale_min": float(scales.min()) if len(scales) else None,
         "combined_scale_max": float(scales.max()) if len(scales) else None,

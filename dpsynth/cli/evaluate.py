@@ -36,7 +36,7 @@ def evaluate(
     seed: Annotated[int, typer.Option("--seed", help="Seed for sampled marginals, range queries and CV folds (no privacy role).")] = 0,
     json_out: Annotated[str | None, typer.Option("--json", help="Write the full result as JSON (- for stdout).")] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Write a plot of per-marginal errors and baselines (.png, .svg or .pdf, by extension).")] = None,
-    sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors (default 1e-4·n).")] = None,
+    sanity_bound: Annotated[float | None, typer.Option("--sanity-bound", help="iReduct sanity bound δ for relative errors of marginals without their own (workload.sanity_bounds); default: the config's, else 1e-4·n.")] = None,
     ranges: Annotated[int | None, typer.Option("--ranges", help="Random range queries over the ordered columns (0: none; default 1000).")] = None,
     workload: Annotated[bool, typer.Option("--workload", help="Score the config's own workload (its marginals, ranges, conjunctions, parities and linear queries, as released) instead of all k-way marginals and random ranges.")] = False,
     target: Annotated[str | None, typer.Option("--target", help="Column to predict with Naive Bayes (downstream utility).")] = None,

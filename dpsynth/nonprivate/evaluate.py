@@ -186,7 +186,7 @@ def _evaluate_marginals(real: _Counter, synth: _Counter, k: int, chosen: list, t
     for i, attrs in enumerate(kept):  # loop over marginals; each is vectorized over rows and cells
         true = real.counts(attrs)
         approx = {"synthetic": synth.counts(attrs), **_baselines(attrs, sizes, ctx["one_way"])}
-        for method, row in _marginal_row(true, approx, real.n, ctx["delta"]).items():
+        for method, row in _marginal_row(true, approx, real.n, ctx["delta_of"](attrs)).items():
             rows[method].append(row)
         cells_total += true.size
         progress(f"{k}-way marginals", i + 1, len(kept))
@@ -397,9 +397,10 @@ def parse_released_marginals(table: pd.DataFrame, domain) -> list[tuple[tuple[in
     return out
 
 
-def _released_errors(real: _Counter, synth: _Counter, released, delta: float, one_way) -> dict:
-    """Overall relative error (iReduct Def. 6) of the released marginals, next to the synthetic rows'."""
+def _released_errors(real: _Counter, synth: _Counter, released, delta_of, one_way) -> dict:
+    """Overall relative error (iReduct Def. 6, per-marginal δ) of the released marginals, next to the synthetic rows'."""
     true = [real.counts(attrs) for attrs, _ in released]
+    delta = [delta_of(attrs) for attrs, _ in released]
     approx = {"released": [v for _, v in released]}
     for method in METHODS:
         approx[method] = []
@@ -407,7 +408,7 @@ def _released_errors(real: _Counter, synth: _Counter, released, delta: float, on
         tables = {"synthetic": synth.counts(attrs), **_baselines(attrs, real.sizes, one_way)}
         for method, t in tables.items():
             approx[method].append(M.rescale(t, real.n))
-    return {"marginals": len(released), "sanity_bound": delta,
+    return {"marginals": len(released), "sanity_bound": delta_of(()),
             "overall_relative_error": {m: M.overall_relative_error(v, true, delta) for m, v in approx.items()}}
 
 
@@ -562,11 +563,15 @@ def evaluate(
     synth_codes = _encode(synthetic_table, config, "synthetic")
     released_m = parse_released_marginals(released, domain) if released is not None else None
     real, synth = _Counter(real_codes, domain.sizes), _Counter(synth_codes, domain.sizes)
-    delta = options.sanity_bound if options.sanity_bound is not None else default_sanity_bound(real.n)
+    delta = _default_sanity_bound(config, options, real.n)
+    own = dict(config.workload.sanity_bounds.per_marginal)
+
+    def delta_of(attrs) -> float:  # per-marginal sanity bounds of the config (§2), else the default
+        return own.get(tuple(sorted(attrs)), delta)
     one_way = [real.counts((a,)).astype(float) for a in range(len(domain))]
     sample_rng, range_rng, cv_rng, fold_rng = rng.spawn(4)
     ctx = {"names": domain.names, "sample": options.sample_marginals, "rng": sample_rng,
-           "max_cells": options.max_cells, "delta": delta, "one_way": one_way}
+           "max_cells": options.max_cells, "delta_of": delta_of, "one_way": one_way}
     if options.workload:
         marginals, range_sets, conj = _configured_workload(config)
         ks = sorted({len(m) for m in marginals})
@@ -597,11 +602,21 @@ def evaluate(
         "conjunctions": conjunctions,
         "parities": parities,
         "linear_queries": linear,
-        "released_marginals": _released_errors(real, synth, released_m, delta, one_way) if released_m else None,
+        "released_marginals": _released_errors(real, synth, released_m, delta_of, one_way) if released_m else None,
         "classifier": (_classifier(real, synth, target, domain.names, released_m, options.folds, cv_rng,
                                    (config, fold_rng, progress) if options.release_per_fold else None)
                        if target is not None else None),
     }
+
+
+def _default_sanity_bound(config: Config, options: EvalOptions, n: int) -> float:
+    """δ of marginals without their own bound: ``--sanity-bound``, else the config's
+    ``workload.sanity_bounds.default``, else its algorithm's ``sanity_bound``, else 10⁻⁴·n (iReduct §6.1)."""
+    for value in (options.sanity_bound, config.workload.sanity_bounds.default,
+                  getattr(config.params, "sanity_bound", None)):
+        if value is not None:
+            return float(value)
+    return default_sanity_bound(n)
 
 
 # ------------------------------------------------------------------------ rendering

@@ -141,20 +141,21 @@ def relative_errors(noisy, true, sanity_bound: float) -> np.ndarray:
     return (np.abs(y - q) / np.maximum(q, sanity_bound)).ravel()
 
 
-def overall_relative_error(noisy: Sequence, true: Sequence, sanity_bound: float) -> float:
+def overall_relative_error(noisy: Sequence, true: Sequence, sanity_bound) -> float:
     """Overall error of a set of noisy marginals (iReduct Definition 6).
 
         1/|M| · Σ_i 1/|M_i| · Σ_j |y_ij − q_ij(T)| / max(δ, q_ij(T))
 
     i.e. the mean over marginals of the mean relative error of their cells, on
     the count scale.  ``noisy`` and ``true`` are sequences of arrays, one pair
-    per marginal.
+    per marginal; ``sanity_bound`` is one δ or one per marginal (§2 after Eq. 1).
     """
     if len(noisy) != len(true):
         raise ValueError("noisy and true must list the same marginals")
     if not noisy:
         raise ValueError("no marginals given")
-    return float(np.mean([relative_errors(y, q, sanity_bound).mean() for y, q in zip(noisy, true)]))
+    deltas = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (len(noisy),))
+    return float(np.mean([relative_errors(y, q, d).mean() for y, q, d in zip(noisy, true, deltas)]))
 
 
 # ------------------------------------------------------------------ relative entropy

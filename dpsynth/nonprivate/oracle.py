@@ -16,15 +16,17 @@ from dpsynth.workload.marginals import default_sanity_bound
 __all__ = ["oracle_figures", "oracle_marginals", "oracle_table_figures"]
 
 
-def oracle_marginals(true: list[np.ndarray], *, sensitivity: float, epsilon: float, sanity_bound: float,
+def oracle_marginals(true: list[np.ndarray], *, sensitivity: float, epsilon: float, sanity_bound,
                      rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray]:
-    """NOT PRIVATE (benchmark only): Oracle noise scales from the true counts, then Laplace noise."""
+    """NOT PRIVATE (benchmark only): Oracle noise scales from the true counts, then Laplace noise.
+
+    ``sanity_bound``: one δ or one per marginal."""
     scales = oracle_scales(rescale_weights(true, sanity_bound), sensitivity, epsilon)
     noisy = [np.asarray(t, dtype=float) + rng.laplace(0.0, s, size=np.shape(t)) for t, s in zip(true, scales)]
     return noisy, scales
 
 
-def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sanity_bound: float,
+def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sanity_bound,
                    rng: np.random.Generator) -> dict:
     """NOT PRIVATE: evaluation figures of Oracle on ``workload`` (overall error, Definition 6; scales).
 
@@ -39,7 +41,7 @@ def oracle_figures(counts, workload, *, sensitivity: float, epsilon: float, sani
         "marginals": len(workload),
         "epsilon": epsilon,
         "sensitivity_per_marginal": sensitivity,
-        "sanity_bound": sanity_bound,
+        "sanity_bound": float(sanity_bound) if np.ndim(sanity_bound) == 0 else [float(d) for d in sanity_bound],
         "overall_error": overall_relative_error(noisy, true, sanity_bound),
         "scale_min": float(np.min(scales)),
         "scale_max": float(np.max(scales)),
@@ -58,6 +60,8 @@ def oracle_table_figures(table, config, *, rng: np.random.Generator) -> dict:
 
     preflight(config)
     counts = ArrayCounts(encode(table, config.domain, unknown=config.unknown), config.domain)
-    delta = getattr(config.params, "sanity_bound", None) or default_sanity_bound(counts.n)
+    bounds = config.workload.sanity_bounds
+    default = bounds.default or getattr(config.params, "sanity_bound", None) or default_sanity_bound(counts.n)
+    delta = bounds.for_marginals(config.marginals, fallback=default) if bounds.per_marginal else default
     return oracle_figures(counts, config.marginals, sensitivity=config.privacy.neighbouring.histogram_l1,
                           epsilon=config.privacy.epsilon, sanity_bound=delta, rng=rng)

@@ -14,7 +14,7 @@ section the user wrote is a config error, not silently ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpsynth.data.schema import Domain
@@ -22,13 +22,15 @@ from dpsynth.errors import ConfigError
 from dpsynth.params import as_mapping, no_extra_keys
 from dpsynth.workload.conjunctions import Conjunctions, conjunction_workload
 from dpsynth.workload.linear import LinearWorkload, parse_linear
-from dpsynth.workload.marginals import parse_marginals
+from dpsynth.workload.marginals import SanityBounds, parse_marginals, parse_sanity_bounds
 from dpsynth.workload.parities import Parities, parity_workload
 from dpsynth.workload.ranges import RangeQueries, parse_ranges
 
-__all__ = ["SECTIONS", "Workload", "parse_workload"]
+__all__ = ["KEYS", "SECTIONS", "Workload", "parse_workload"]
 
 SECTIONS = ("marginals", "ranges", "conjunctions", "parities", "linear")
+KEYS = (*SECTIONS, "sanity_bounds")
+"""Keys of ``workload:``: the query classes, and the sanity bounds of relative errors (every algorithm)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Workload:
     ranges_spec: Any = None
     given: frozenset[str] = frozenset()
     linear: LinearWorkload | None = None
+    sanity_bounds: SanityBounds = field(default_factory=SanityBounds)
 
     def to_raw(self, domain: Domain) -> dict:
         """The ``workload:`` config section that parses back to this workload (marginals listed explicitly)."""
@@ -61,6 +64,9 @@ class Workload:
             raw["parities"] = dict(self.parities_spec)
         if self.linear is not None:  # inline, so a saved model does not depend on the query file
             raw["linear"] = self.linear.spec
+        bounds = self.sanity_bounds.to_raw(domain)
+        if bounds:
+            raw["sanity_bounds"] = bounds
         return raw
 
     def describe(self, domain: Domain, sections: frozenset[str]) -> dict:
@@ -90,7 +96,7 @@ class Workload:
 def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algorithm: str) -> Workload:
     """Validate the ``workload:`` section against the schema and the algorithm's accepted sections."""
     raw = as_mapping(raw, "workload")
-    no_extra_keys(raw, set(SECTIONS), "workload")
+    no_extra_keys(raw, set(KEYS), "workload")
     for section in SECTIONS:
         if section in raw and section not in accepted:
             raise ConfigError(
@@ -114,6 +120,7 @@ def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algori
         parities=parities,
         parities_spec=dict(par_raw) if par_raw is not None else None,
         ranges_spec=raw.get("ranges"),
-        given=frozenset(raw),
+        given=frozenset(k for k in raw if k in SECTIONS),
         linear=parse_linear(raw.get("linear"), domain),
+        sanity_bounds=parse_sanity_bounds(raw.get("sanity_bounds"), domain, marginals),
     )
