@@ -13,11 +13,13 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
 def test_rules():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
-        "mwem", {"variant": "pgm"})
+        "mwem:3-way", {"variant": "pgm"})
+    assert auto.choose(workload=[(0, 1, 2)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
+    assert auto.choose(workload=[(0, 1)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0,), (1,)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
     assert auto.choose(workload=[], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
     name, _, why = auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))
-    assert name == "mwem" and why[0] == ("n = 1000, epsilon = 1, delta = 0, 3 columns, "
+    assert name == "mwem:3-way" and why[0] == ("n = 1000, epsilon = 1, delta = 0, 3 columns, "
                                          "2 workload marginals of up to 2 columns")
 
 
@@ -26,7 +28,18 @@ def test_low_signal_rule():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=0.0, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "laplace:1-way"
     assert auto.choose(workload=two, delta=1e-6, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:1-way"
-    assert auto.choose(workload=two, delta=0.0, n=46, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
+    assert auto.choose(workload=two, delta=0.0, n=46, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:3-way"
+
+
+def test_widened_workload_holds_every_pair_and_only_workload_columns():
+    """Triples = a workload pair + another workload column; every pair lies in one (d ≥ 3)."""
+    assert auto.widened([(0, 1), (1, 2)]) == ((0, 1, 2),)
+    assert auto.widened([(0, 1), (2, 3)]) == ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))
+    four = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    got = auto.widened(four + [(5,)])
+    assert len(got) == 4 + 6  # C(4,3) triples of the pair columns, and each of the 6 pairs with column 5
+    assert all(any(set(p) <= set(t) for t in got) for p in four)
+    assert auto.widened([(3, 1), (1, 0)]) == ((0, 1, 3),)
 
 
 def test_low_signal_release_measures_one_way(tiny_raw_config, tiny_table):
@@ -49,5 +62,5 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}})
     res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
     chosen = res.report["algorithm"]["details"]["auto"]
-    assert chosen["chosen"] == "mwem" and chosen["params"] == {"variant": "pgm", "sampling": "iid"}
+    assert chosen["chosen"] == "mwem:3-way" and chosen["params"] == {"variant": "pgm", "sampling": "iid"}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
