@@ -42,6 +42,7 @@ Charges made by DualQuery carry ``stage == STAGE``; the ledger's other charges
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -81,8 +82,9 @@ _MAX_ETA = 100.0
 
 
 def round_epsilon(t: int, eta: float, n: float) -> float:
-    """Per-sample cost in round t (1-based): ε'ₜ = 2η(t−1)/n (proof of Theorem 4.2)."""
-    return 2.0 * eta * (t - 1) / n
+    """Per-sample cost in round t (1-based): ε'ₜ = 2η(t−1)/n (proof of Theorem 4.2), as the smallest
+    double ≥ the exact value for the doubles η and n (the sampler uses η exactly)."""
+    return _float_up(2 * Fraction(eta) * (t - 1) / Fraction(n))
 
 
 def round_charges(*, T: int, s: int, eta: float, n: float) -> list[Charge]:
@@ -90,15 +92,17 @@ def round_charges(*, T: int, s: int, eta: float, n: float) -> list[Charge]:
     return [round_charge(t, s=s, eta=eta, n=n) for t in range(1, T + 1)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def round_charge(t: int, *, s: int, eta: float, n: float) -> Charge:
-    """Charge for round t: s exponential-mechanism samples, each ε'ₜ-DP and ε'ₜ²/8-zCDP."""
+    """Charge for round t: s exponential-mechanism samples, each ε'ₜ-DP and ε'ₜ²/8-zCDP (rounded up;
+    cached: the parameter solver evaluates the same rounds many times, and a Charge is immutable)."""
     e = round_epsilon(t, eta, n)
     return Charge(
         stage=STAGE,
         mechanism="exponential",
         sensitivity=(t - 1) / n,
-        epsilon=s * e,
-        rho=s * e * e / 8.0,
+        epsilon=_float_up(s * Fraction(e)),
+        rho=_float_up(s * Fraction(e) ** 2 / 8),
         measured=f"round {t}: {s} queries sampled from the multiplicative-weights distribution "
         f"(each sample {e:.6g}-DP)",
         count=s,
