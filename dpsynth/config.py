@@ -362,4 +362,15 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{p}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_error(p, exc)) from None
-    return parse_config(raw)
+    return parse_config(_files_beside(raw, p.parent))
+
+
+def _files_beside(raw: Any, folder: Path) -> Any:
+    """``raw`` with a relative ``workload.linear.file`` resolved against the config file's folder
+    (as a user writes it next to the config: ``file: queries.csv``); absolute paths are kept."""
+    workload = raw.get("workload") if isinstance(raw, Mapping) else None
+    linear = workload.get("linear") if isinstance(workload, Mapping) else None
+    file = linear.get("file") if isinstance(linear, Mapping) else None
+    if not isinstance(file, str) or not file or Path(file).is_absolute() or folder == Path("."):
+        return raw
+    return {**raw, "workload": {**workload, "linear": {**linear, "file": str(folder / file)}}}

@@ -208,3 +208,23 @@ def test_section_refused_by_algorithms_that_do_not_measure_it(tiny_raw_config):
             "workload.linear: not used by algorithm 'laplace', which measures marginals; remove the section or "
             "choose another algorithm")):
         parse_config(raw)
+
+
+def test_query_file_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    """A user writes ``file: queries.csv`` beside the config and runs from anywhere."""
+    from dpsynth.config import load_config
+
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "q.csv").write_text("query,weight,color\nred,1,red\n", encoding="utf-8")
+    (folder / "c.yaml").write_text(
+        "schema:\n  columns:\n    color: {type: categorical, categories: [red, blue]}\n"
+        "privacy: {epsilon: 1.0}\nalgorithm: {name: mwem}\nworkload:\n  linear: {file: q.csv}\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    cfg = load_config(folder / "c.yaml")
+    assert len(cfg.workload.linear) == 1
+    assert cfg.workload.linear.source["source"] == str(folder / "q.csv")
+    monkeypatch.chdir(tmp_path)
+    assert load_config("cfg/c.yaml").workload.linear.source["source"] == "cfg/q.csv"
