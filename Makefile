@@ -76,6 +76,9 @@ bench-papers: $(STAMP)
 	nice -n 10 $(BIN)/python -m benchmarks.papers.dualquery_fig3
 	nice -n 10 $(BIN)/python -m benchmarks.papers.ireduct_fig5
 	nice -n 10 $(BIN)/python -m benchmarks.papers.ireduct_fig10_11
+	nice -n 10 $(BIN)/python -m benchmarks.papers.mwem_fig4
+	nice -n 10 $(BIN)/python -m benchmarks.papers.dualquery_fig5
+	nice -n 10 $(BIN)/python -m benchmarks.papers.ireduct_fig7_9
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache

@@ -122,17 +122,18 @@ def test_bad_preset_is_reported_not_fatal():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["mwem_fig3", "mwem_fig5", "ireduct_fig5", "ireduct_fig10_11"])
+@pytest.mark.parametrize("script", ["mwem_fig3", "mwem_fig4", "mwem_fig5", "dualquery_fig5", "ireduct_fig5",
+                                    "ireduct_fig7_9", "ireduct_fig10_11"])
 def test_paper_benchmarks_quick(script, tmp_path, capsys):
-    """`benchmarks/papers/*.py --quick` runs end to end and writes its CSV and PNG (mildew: skipped if absent)."""
+    """`benchmarks/papers/*.py --quick` runs end to end and writes its CSV and PNG (shared data: skipped if absent)."""
     import importlib
 
     from tests.helpers import shared_file
 
-    if script == "mwem_fig3":
-        shared_file("mildew", "mildew.csv")
-    if script == "mwem_fig5":
-        shared_file("adult", "adult_train.csv")
+    needs = {"mwem_fig3": ("mildew", "mildew.csv"), "mwem_fig4": ("nltcs", "nltcs.csv"),
+             "mwem_fig5": ("adult", "adult_train.csv"), "dualquery_fig5": ("adult", "adult_train.csv")}
+    if script in needs:
+        shared_file(*needs[script])
     importlib.import_module(f"benchmarks.papers.{script}").main(["--quick", "--out", str(tmp_path)])
     df = pd.read_csv(tmp_path / f"{script}.csv")
     assert len(df) > 0 and (tmp_path / f"{script}.png").read_bytes().startswith(b"\x89PNG")

@@ -53,6 +53,27 @@ def binary_ctx(codes: np.ndarray, names: Sequence[str], epsilon: float, workload
                             n=float(counts.n), rows=counts.n, workload=tuple(workload))
 
 
+def adult_counts() -> ArrayCounts:
+    """Adult (sample_data/adult.csv, 32,561 rows) encoded with the public schema of configs/adult.yaml."""
+    import yaml
+
+    from dpsynth.config import parse_config
+    from dpsynth.data.discretize import encode
+    from dpsynth.data.io import read_table
+
+    cfg = parse_config(yaml.safe_load((ROOT / "configs" / "adult.yaml").read_text()))
+    strings = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
+    table = read_table(str(ROOT / "sample_data" / "adult.csv"), string_columns=strings)
+    return ArrayCounts(encode(table, cfg.domain, unknown=cfg.unknown), cfg.domain)
+
+
+def counts_ctx(counts, workload, epsilon: float) -> AlgorithmContext:
+    """An algorithm context over ``counts``, n public, add-remove neighbours (the papers' setting)."""
+    return AlgorithmContext(domain=counts.domain, counts=counts, ledger=Ledger(epsilon),
+                            neighbouring=Neighbouring.ADD_REMOVE, n=float(counts.n), rows=counts.n,
+                            workload=tuple(workload))
+
+
 def all_k_way(d: int, k: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(d), k))
 

@@ -19,36 +19,14 @@ import itertools
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from benchmarks.papers.common import ROOT, Clock, figure, parser, save, write_png
+from benchmarks.papers.common import Clock, adult_counts, counts_ctx, figure, parser, save, write_png
 from dpsynth.algorithms import laplace, twophase
-from dpsynth.algorithms.base import AlgorithmContext
-from dpsynth.config import parse_config
-from dpsynth.data.counts import ArrayCounts
-from dpsynth.data.discretize import encode
-from dpsynth.data.io import read_table
 from dpsynth.nonprivate.metrics import overall_relative_error
-from dpsynth.privacy import Neighbouring
-from dpsynth.privacy.accountant import Ledger
 
 FRACTIONS = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7)
 EPSILONS = (0.1, 1.0, 3.0)
 PAPER_BEST = {1: "0.06-0.08 (uses 0.07)", 2: "0.025"}
-
-
-def _counts():
-    raw = yaml.safe_load((ROOT / "configs" / "adult.yaml").read_text())
-    cfg = parse_config(raw)
-    strings = [c.name for c in cfg.domain.columns if c.kind == "categorical"]
-    table = read_table(str(ROOT / "sample_data" / "adult.csv"), string_columns=strings)
-    return ArrayCounts(encode(table, cfg.domain, unknown=cfg.unknown), cfg.domain)
-
-
-def _ctx(counts, workload, epsilon: float) -> AlgorithmContext:
-    return AlgorithmContext(domain=counts.domain, counts=counts, ledger=Ledger(epsilon),
-                            neighbouring=Neighbouring.ADD_REMOVE, n=float(counts.n), rows=counts.n,
-                            workload=tuple(workload))
 
 
 def _error(marginals, truth, delta: float) -> float:
@@ -63,7 +41,7 @@ def run(counts, ks, epsilons, fractions, runs: int) -> pd.DataFrame:
         workload = list(itertools.combinations(range(d), k))
         truth = [counts.marginal(m) for m in workload]
         for eps in epsilons:
-            dwork = [_error(laplace.measure_marginals(_ctx(counts, workload, eps), workload, eps, noise="continuous",
+            dwork = [_error(laplace.measure_marginals(counts_ctx(counts, workload, eps), workload, eps, noise="continuous",
                                                       rng=np.random.default_rng(s)), truth, delta) for s in range(runs)]
             rows += [{"k": k, "epsilon": eps, "method": "dwork", "fraction": np.nan, "seed": s, "error": e}
                      for s, e in enumerate(dwork)]
@@ -72,7 +50,7 @@ def run(counts, ks, epsilons, fractions, runs: int) -> pd.DataFrame:
                 params = twophase.Params(epsilon1_fraction=f, sanity_bound=delta)
                 errs = []
                 for s in range(runs):
-                    marginals, _, _ = twophase.measure(_ctx(counts, workload, eps), params, rng=np.random.default_rng(s))
+                    marginals, _, _ = twophase.measure(counts_ctx(counts, workload, eps), params, rng=np.random.default_rng(s))
                     errs.append(_error(marginals, truth, delta))
                 rows += [{"k": k, "epsilon": eps, "method": "twophase", "fraction": f, "seed": s, "error": e}
                          for s, e in enumerate(errs)]
@@ -113,7 +91,7 @@ def main(argv=None) -> None:
         return
     clock = Clock()
     runs = args.runs or (2 if args.quick else 10)
-    counts = _counts()
+    counts = adult_counts()
     if args.quick:
         df = run(counts, (1,), (1.0,), (0.05, 0.3), runs)
     else:
