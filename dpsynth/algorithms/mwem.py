@@ -86,7 +86,7 @@ from dpsynth.privacy.mechanisms import (
     laplace_mechanism,
 )
 
-__all__ = ["Params", "check_workload", "composition", "parse_params", "preflight", "run"]
+__all__ = ["Params", "candidate_count", "check_workload", "composition", "parse_params", "preflight", "run"]
 
 _P = "algorithm.params"
 
@@ -361,8 +361,7 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
     if ctx.queries is not None and ctx.queries.linear is not None:
         fams.append(_Linear(ctx, ctx.queries.linear))
     if not fams:
-        raise ConfigError(f"{_P}.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
-                          "there is nothing to query")
+        raise ConfigError(_NOTHING_TO_QUERY)
     return fams
 
 
@@ -507,12 +506,21 @@ _PGM_MARGINALS_ONLY = (f"{_P}.variant: pgm measures marginals only; use variant:
 
 
 def check_workload(domain, workload, params: Params) -> None:
-    """Refuse, from the configuration alone, what MWEM could never measure: ranges or linear queries with
-    ``variant: pgm``, and a linear query whose support exceeds ``max_factor_cells`` (measuring it would
-    need a factor over all its columns)."""
+    """Refuse, from the configuration alone, what MWEM could never run: ranges or linear queries with
+    ``variant: pgm``; more ``iterations`` than candidate queries without ``reselect`` (``paper``); a
+    linear query whose support exceeds ``max_factor_cells`` (measuring it would need a factor over all
+    its columns)."""
     if params.variant == "pgm" and _has_queries(workload):
         raise ConfigError(_PGM_MARGINALS_ONLY)
-    if workload is None or workload.linear is None:
+    if workload is None:
+        return
+    if variant_of(params, _has_queries(workload)) == "paper":
+        candidates = candidate_count(domain, workload, params)
+        if candidates == 0:
+            raise ConfigError(_NOTHING_TO_QUERY)
+        if params.iterations is not None and not params.reselect and params.iterations > candidates:
+            raise ConfigError(_too_many_rounds(params.iterations, candidates))
+    if workload.linear is None:
         return
     for s in workload.linear.sets:  # loop over supports (public)
         cells = domain.cells(s.attrs)
@@ -523,6 +531,25 @@ def check_workload(domain, workload, params: Params) -> None:
                 f"{_P}.max_factor_cells ({params.max_factor_cells}); MWEM could never measure it (raise "
                 "max_factor_cells or write the query over fewer columns)"
             )
+
+
+def candidate_count(domain, workload, params: Params) -> int:
+    """Candidate queries of the ``paper`` variant, from the configuration: one per workload marginal
+    (``cuboids``) or per cell (``cells``), plus the range and linear queries."""
+    marginals = {"cuboids": len(workload.marginals), "none": 0}.get(params.marginal_queries)
+    if marginals is None:
+        marginals = sum(domain.cells(m) for m in workload.marginals)
+    linear = len(workload.linear) if workload.linear is not None else 0
+    return marginals + sum(len(rq) for rq in workload.ranges) + linear
+
+
+_NOTHING_TO_QUERY = (f"{_P}.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
+                     "there is nothing to query")
+
+
+def _too_many_rounds(T: int, candidates: int) -> str:
+    return (f"{_P}.iterations: {T} rounds but only {candidates} candidate queries "
+            "(lower iterations, leave it unset, or set reselect: true)")
 
 
 _MIX = 1e-3
@@ -626,10 +653,7 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
     total_candidates = sum(len(f) for f in fams)
     T = effective_iterations(params, total_candidates)
     if not params.reselect and T > total_candidates:
-        raise ConfigError(
-            f"{_P}.iterations: {T} rounds but only {total_candidates} candidate queries "
-            "(lower iterations, leave it unset, or set reselect: true)"
-        )
+        raise ConfigError(_too_many_rounds(T, total_candidates))
     budget = _Budget(ctx, params, T)
     model, released, measurements = _initial_model(ctx, params, budget, rng=rng)
     score_sens = max(f.l1 for f in fams)

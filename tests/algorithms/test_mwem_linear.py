@@ -176,3 +176,29 @@ def test_cli_refuses_a_bad_query_file_before_reading_data(runner, tmp_path, tiny
                           "some records; every q(x) must lie in [-1, 1] (the sum of the weights of the terms a record "
                           "satisfies)\n")
     assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.parametrize(("params", "candidates"), [
+    ({"iterations": 4}, 2),  # marginal_queries none: the 2 linear queries
+    ({"iterations": 4, "marginal_queries": "cuboids"}, 3),  # + the (color, flag) marginal
+    ({"iterations": 9, "marginal_queries": "cells"}, 8),  # + its 6 cells
+])
+def test_too_many_rounds_refused_before_any_data(tiny_raw_config, params, candidates):
+    """Without reselect each round measures a new candidate: the count comes from the configuration."""
+    cfg = parse_config(_raw(tiny_raw_config, params))
+    assert mwem.candidate_count(cfg.domain, cfg.workload, cfg.params) == candidates
+    with pytest.raises(ConfigError, match=re.escape(
+            f"algorithm.params.iterations: {params['iterations']} rounds but only {candidates} candidate queries "
+            "(lower iterations, leave it unset, or set reselect: true)") + "$"):
+        preflight(cfg)
+    preflight(parse_config(_raw(tiny_raw_config, {**params, "reselect": True})))
+
+
+def test_nothing_to_query_refused_before_any_data(tiny_raw_config):
+    raw = _raw(tiny_raw_config)
+    del raw["workload"]["linear"]
+    raw["algorithm"]["params"]["variant"] = "paper"
+    with pytest.raises(ConfigError, match=re.escape(
+            "algorithm.params.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
+            "there is nothing to query") + "$"):
+        preflight(parse_config(raw))
