@@ -234,6 +234,9 @@ def parse_config(raw: Any) -> Config:
     if workload.sanity_bounds.default is not None and getattr(params, "sanity_bound", None) is not None:
         raise ConfigError("workload.sanity_bounds.default: algorithm.params.sanity_bound gives the default "
                           "sanity bound too; keep one of them")
+    if workload.queries is not None and getattr(params, "synthesis", "pgm") != "pgm":
+        raise ConfigError("algorithm.params.synthesis: rows from a workload of counting queries come from the "
+                          "graphical model only; use synthesis: pgm")
     output = _output(raw.get("output"))
     seed = raw.get("seed")
     if seed is not None:

@@ -61,7 +61,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("workload.marginals", [["color", "color"]], "workload.marginals[0]: a column appears twice"),
         ("workload.marginals", {"k": 2, "seed": 3}, "workload.marginals.seed: only meaningful with sample"),
         ("workload.cubes", 1, ("workload.cubes: unknown key (allowed: conjunctions, linear, marginals, parities, "
-                               "ranges, sanity_bounds)")),
+                               "queries, ranges, sanity_bounds)")),
         ("output.rows", 0, "output.rows: must be >= 1, got 0"),
         ("output.numeric", "mean", "output.numeric: must be one of uniform, midpoint, got 'mean'"),
         ("seed", -4, "seed: must be >= 0, got -4"),

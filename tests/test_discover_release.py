@@ -81,7 +81,8 @@ def test_release_with_discovery_covers_both_phases_in_one_ledger(adult, algorith
                                      "share of the release's budget")),
     ({"schema": {"discover": {"epsilon": 0.1}, "columns": {}}}, "schema.columns: unknown key (allowed: discover)"),
     ({"workload": {"margins": {}}},
-     "workload.margins: unknown key (allowed: conjunctions, linear, marginals, parities, ranges, sanity_bounds)"),
+     ("workload.margins: unknown key (allowed: conjunctions, linear, marginals, parities, queries, ranges, "
+      "sanity_bounds)")),
     ({"algorithm": {"name": "nope"}}, "algorithm.name: must be one of"),
 ])
 def test_discover_config_errors_before_reading_data(change, message):

@@ -9,6 +9,13 @@ sensitivity g = Σ_j Δ/λ_j (Equation 12) stays ≤ ε.  By Theorem 1 (proved f
 our exact NoiseDown in :mod:`dpsynth.privacy.noisedown`), the whole transcript costs
 what the final scales cost: ε' = Σ_j Δ/λ_j ≤ ε.
 
+``pick: max`` replaces that PickQueries by §4.3's rule for the maximum
+relative error (:class:`Pick`, :func:`max_error_weights`: a pessimistic count
+per cell and the expected maximum over the cells of a marginal).  Per-marginal
+sanity bounds come from ``workload.sanity_bounds`` (§2).  With a
+``workload.queries`` section the same loop (:func:`ireduct_groups`) runs on
+counting queries given as cell sets (:mod:`dpsynth.algorithms.ireduct_queries`).
+
 Sensitivity per marginal Δ: the paper's Equation 12 uses 2 (replace-one: a
 changed row moves one count down and another up in every marginal).  Under
 add-remove one row changes one cell by 1 in every marginal, so Δ = 1.  We use
@@ -60,6 +67,7 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
+from dpsynth.algorithms.ireduct_queries import run_queries
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
@@ -71,11 +79,13 @@ from dpsynth.workload.marginals import SanityBounds, default_sanity_bound
 __all__ = [
     "IReductResult",
     "Params",
+    "Pick",
     "default_scales",
     "error_weights",
     "generalized_sensitivity",
     "ireduct_marginals",
     "marginal_label",
+    "max_error_weights",
     "measure",
     "parse_params",
     "pick_priority",
@@ -93,6 +103,7 @@ class Params(SynthesisParams):
     lambda_delta: float | None = None
     sanity_bound: float | None = None
     error_weight: Literal["mean", "sum"] = "mean"
+    pick: Literal["average", "max"] = "average"
     refresh: float = 0.02
 
     def __post_init__(self) -> None:
@@ -101,6 +112,9 @@ class Params(SynthesisParams):
             value = getattr(self, key)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"algorithm.params.{key}: must be a number > 0, got {value!r}")
+        if self.pick == "max" and self.error_weight != "mean":
+            raise ConfigError("algorithm.params.error_weight: applies to pick: average only (pick: max ranks "
+                              "marginals by their estimated largest relative error); remove it")
         if not (math.isfinite(self.refresh) and 0 <= self.refresh <= 1):
             raise ConfigError(f"algorithm.params.refresh: must be in [0, 1] (0: literal loop), got {self.refresh!r}")
 
@@ -128,6 +142,72 @@ def pick_priority(weights, scales, lambda_delta: float) -> np.ndarray:
     """w_j·λ_j·(λ_j − λ_Δ): proportional (same factor for every j) to the Equation 15 / 14 ratio."""
     lam = np.asarray(scales, dtype=float)
     return np.asarray(weights, dtype=float) * lam * (lam - lambda_delta)
+
+
+MAX_MARGIN = 3.0
+"""``pick: max`` reads a noisy count y of scale λ as at least max(y − c·λ, δ) with c = 3 + ln(cells): the
+chance that ANY cell's Laplace noise exceeds c·λ is at most cells·e^(−c)/2 = e⁻³/2 ≈ 2.5% (union bound).
+Measured on Adult (docs/ireduct.md): 0 + ln(cells) and 6 + ln(cells) each lose somewhere (1-way ε = 1,
+2-way ε = 0.1 with one run in ten stuck at a large scale); 3 + ln(cells) beat the default in all four."""
+
+
+def max_error_weights(values, seg, sizes, cell_scales, sanity_bound, margin: float = MAX_MARGIN) -> np.ndarray:
+    """Per marginal j, w_j with λ_j·w_j ≈ the expected LARGEST relative error of its cells (``pick: max``).
+
+    Each cell's count is estimated pessimistically, d = max(y − margin·λ_j, δ) (a noisy value does
+    not hide a small count behind noise of scale λ_max), and the expected maximum of the C_j
+    errors |Z_i|/d_i with |Z_i| ~ Exp(λ_j) is bounded below by max_t H_t/d_(t) (d_(t) the t-th
+    smallest d, H_t the harmonic number: the largest of t exponentials has mean λ·H_t).
+    Vectorised over all cells: one sort by (marginal, d), one ``maximum.reduceat``.
+    """
+    d = np.maximum(np.asarray(values, dtype=float) - margin * np.asarray(cell_scales, dtype=float), sanity_bound)
+    order = np.lexsort((d, seg))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    rank = np.arange(d.size) - starts[np.asarray(seg)[order]]  # 0-based rank within the marginal
+    harmonic = np.cumsum(1.0 / np.arange(1, int(np.max(sizes)) + 1))
+    return np.maximum.reduceat(harmonic[rank] / d[order], starts)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """PickQueries (Figure 4 line 7) from noisy values and scales only.
+
+    ``average`` (§5.3): priority w_j·λ_j·(λ_j − λ_Δ), w_j from :func:`error_weights` (the Equation 15 /
+    Equation 14 ratio).  ``max`` (§4.3's "minimise the maximum relative error" variant, applied per
+    marginal): priority λ_j·w_j, the estimated largest relative error of marginal j
+    (:func:`max_error_weights`); the greedy keeps reducing the current worst marginal, which
+    equalises λ_j·w_j (the minimax allocation λ_j ∝ 1/w_j under Σ Δ/λ_j ≤ ε).
+    """
+
+    mode: str
+    seg: np.ndarray
+    sizes: np.ndarray
+    delta: np.ndarray
+    error_weight: str = "mean"
+    margin: float = MAX_MARGIN
+
+    def weights(self, y, scales) -> np.ndarray:
+        if self.mode == "max":
+            return max_error_weights(y, self.seg, self.sizes, np.asarray(scales)[self.seg], self.delta, self.margin)
+        return error_weights(y, self.seg, self.sizes, self.delta, self.error_weight)
+
+    def weight_one(self, y_j, scale: float, delta_j) -> float:
+        if self.mode == "max":
+            return float(max_error_weights(y_j, np.zeros(y_j.size, dtype=np.int64), [y_j.size],
+                                           np.full(y_j.size, scale), delta_j, self.margin)[0])
+        inv = 1.0 / np.maximum(y_j, delta_j)
+        return float(inv.sum() / (y_j.size if self.error_weight == "mean" else 1.0))
+
+    def priority(self, weights, scales, lambda_delta: float) -> np.ndarray:
+        if self.mode == "max":
+            return np.asarray(weights, dtype=float) * np.asarray(scales, dtype=float)
+        return pick_priority(weights, scales, lambda_delta)
+
+    def threshold(self, level: float, weights, lambda_delta: float) -> np.ndarray:
+        """The smallest scale whose priority is still ≥ ``level`` (a step from λ is taken iff λ ≥ it)."""
+        if self.mode == "max":
+            return level / weights
+        return 0.5 * (lambda_delta + np.sqrt(lambda_delta**2 + 4.0 * level / weights))
 
 
 def pick_ratio(weights, scales, lambda_delta: float, n_marginals: int, sensitivity: float) -> np.ndarray:
@@ -171,6 +251,7 @@ def ireduct_marginals(
     sanity_bound,
     rng: np.random.Generator,
     error_weight: str = "mean",
+    pick: str = "average",
     refresh: float = 0.02,
     progress: Progress = no_progress,
 ) -> IReductResult:
@@ -185,57 +266,69 @@ def ireduct_marginals(
     shapes = [np.shape(t) for t in true]
     sizes = np.array([max(1, int(np.prod(s))) for s in shapes])
     mu = np.concatenate([np.asarray(t, dtype=float).reshape(-1) for t in true])
-    seg = np.repeat(np.arange(m), sizes)
-    delta = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (m,))[seg]  # δ of every cell
     if lambda_delta >= lambda_max:
         raise ValueError("lambda_delta must be smaller than lambda_max")
-    steps_k = np.zeros(m, dtype=np.int64)  # λ_j = λ_max − k_j·λ_Δ, always from integers
-
-    def scales_of(k):
-        return lambda_max - k * lambda_delta
-
-    budget = CostAllocation(epsilon, sensitivity, scales_of(steps_k))
-    if budget.total > epsilon:
-        raise ValueError(
-            f"lambda_max={lambda_max:.6g} cannot pay for the first draw: {m} marginals cost "
-            f"{budget.total:.6g} > epsilon={epsilon:.6g}; raise lambda_max to at least {sensitivity * m / epsilon:.6g}"
-        )
-    y = laplace_chain_start(mu, scale=lambda_max, sensitivity=sensitivity * m, rng=rng, stage="measure",
-                            measured=f"{m} marginals")  # Figure 4 line 4 (charged at the end, Theorem 1)
-    weights = error_weights(y, seg, sizes, delta, error_weight)
-    result = IReductResult(values=[], scales=np.empty(0))
-    if refresh > 0:
-        steps_k, y, weights = _rounds(
-            mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
-            error_weight, refresh, rng, progress, result,
-        )
-    steps_k, y = _literal_loop(
-        mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta, error_weight, rng, result
-    )
-    progress("noise reduction", 1000, 1000)
-    scales = scales_of(steps_k)
+    budget = CostAllocation(epsilon, sensitivity, np.full(m, lambda_max))
+    result = ireduct_groups(mu, sizes, budget, lambda_max=lambda_max, lambda_delta=lambda_delta,
+                            sanity_bound=sanity_bound, rng=rng, error_weight=error_weight, pick=pick,
+                            refresh=refresh, progress=progress, label="marginals")
     bounds = np.concatenate([[0], np.cumsum(sizes)])
-    result.values = [y[bounds[j]:bounds[j + 1]].reshape(shapes[j]) for j in range(m)]
-    result.scales = scales
+    result.values = [result.values[0][bounds[j]:bounds[j + 1]].reshape(shapes[j]) for j in range(m)]
     return result
 
 
-def _water_fill(weights, steps_k, lambda_max, lambda_delta, sensitivity, target) -> np.ndarray:
+def ireduct_groups(mu, sizes, budget, *, lambda_max: float, lambda_delta: float, sanity_bound,
+                   rng: np.random.Generator, error_weight: str = "mean", pick: str = "average",
+                   refresh: float = 0.02, progress: Progress = no_progress, label: str = "marginals") -> IReductResult:
+    """Figure 4 on groups of answers sharing one scale (the cells of a marginal, §5.3, or one counting query).
+
+    ``mu``: the true answers, group after group (private); ``sizes``: answers per group; ``budget``: a
+    :class:`CostAllocation` (marginals) or :class:`PatternCostAllocation` (overlapping queries) at
+    λ_max for every group; ``sanity_bound``: one δ or one per group.  Returns the noisy answers as
+    ``values[0]`` (one flat array) and the final scales; the caller charges ``budget.total``'s terms.
+    """
+    m = len(sizes)
+    seg = np.repeat(np.arange(m), sizes)
+    delta = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (m,))[seg]  # δ of every answer
+    steps_k = np.zeros(m, dtype=np.int64)  # λ_j = λ_max − k_j·λ_Δ, always from integers
+    if budget.total > budget.epsilon:
+        need = lambda_max * budget.total / budget.epsilon
+        raise ValueError(
+            f"lambda_max={lambda_max:.6g} cannot pay for the first draw: {m} {label} cost "
+            f"{budget.total:.6g} > epsilon={budget.epsilon:.6g}; raise lambda_max to at least {need:.6g}"
+        )
+    everything = np.ones(m, dtype=bool)
+    y = laplace_chain_start(mu, scale=lambda_max, sensitivity=budget.sub_sensitivity(everything), rng=rng,
+                            stage="measure", measured=f"{m} {label}")  # Figure 4 line 4 (charged at the end)
+    picker = Pick(pick, seg, sizes, delta, error_weight, margin=MAX_MARGIN + math.log(mu.size))
+    weights = picker.weights(y, np.full(m, lambda_max))
+    result = IReductResult(values=[], scales=np.empty(0))
+    if refresh > 0:
+        steps_k, y, weights = _rounds(
+            mu, y, steps_k, weights, budget, lambda_max, lambda_delta, picker, refresh, rng, progress, result,
+        )
+    steps_k, y = _literal_loop(mu, y, steps_k, weights, budget, lambda_max, lambda_delta, picker, rng, result)
+    progress("noise reduction", 1000, 1000)
+    result.values = [y]
+    result.scales = lambda_max - steps_k * lambda_delta
+    return result
+
+
+def _water_fill(weights, steps_k, lambda_max, lambda_delta, budget, target, picker) -> np.ndarray:
     """Extra steps per marginal that take every step with priority ≥ L, for the smallest L with g ≤ target."""
     lam = lambda_max - steps_k * lambda_delta
     last = np.ceil(lambda_max / lambda_delta) - 1  # last lattice index with λ > 0
 
     def steps_at(level: float) -> np.ndarray:
-        thr = 0.5 * (lambda_delta + np.sqrt(lambda_delta**2 + 4.0 * level / weights))
+        thr = picker.threshold(level, weights, lambda_delta)
         top = np.floor((lambda_max - thr) / lambda_delta)  # largest t with λ_t ≥ thr
         top = np.minimum(top, last - 1)
         return np.maximum(0, top - steps_k + 1).astype(np.int64)
 
     def g_at(level: float) -> float:
-        new = lambda_max - (steps_k + steps_at(level)) * lambda_delta
-        return float(np.sum(sensitivity / new))
+        return budget.total_for(lambda_max - (steps_k + steps_at(level)) * lambda_delta)
 
-    hi = float(np.max(pick_priority(weights, lam, lambda_delta)))
+    hi = float(np.max(picker.priority(weights, lam, lambda_delta)))
     if not hi > 0:
         return np.zeros_like(steps_k)
     hi = math.log(hi) + 1e-9
@@ -251,8 +344,8 @@ def _water_fill(weights, steps_k, lambda_max, lambda_delta, sensitivity, target)
     return steps_at(math.exp(hi))
 
 
-def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
-            error_weight, refresh, rng, progress, result):
+def _rounds(mu, y, steps_k, weights, budget, lambda_max, lambda_delta, picker, refresh, rng, progress, result):
+    seg = picker.seg
     eps_safe = budget.safe_total
     final_rounds = 0
     while final_rounds < 50:
@@ -260,7 +353,7 @@ def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delt
         target = min(eps_safe, g * (1 + refresh))
         if target >= eps_safe:
             final_rounds += 1
-        extra = _water_fill(weights, steps_k, lambda_max, lambda_delta, budget.sensitivity, target)
+        extra = _water_fill(weights, steps_k, lambda_max, lambda_delta, budget, target, picker)
         if not extra.any():
             break
         new_k = steps_k + extra
@@ -268,29 +361,28 @@ def _rounds(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delt
         new_lam = lambda_max - new_k * lambda_delta
         cells = extra[seg] > 0
         y = y.copy()
-        moved = int(np.count_nonzero(extra))
         y[cells] = noise_down_step(mu[cells], y[cells], old_lam[seg][cells], new_lam[seg][cells],
-                                   sensitivity=budget.sensitivity * moved, rng=rng, stage="measure",
-                                   measured=f"{moved} marginals")
+                                   sensitivity=budget.sub_sensitivity(extra > 0), rng=rng, stage="measure",
+                                   measured=f"{int(np.count_nonzero(extra))} groups")
         steps_k = new_k
         budget.reset(new_lam)
-        weights = error_weights(y, seg, sizes, delta, error_weight)
+        weights = picker.weights(y, new_lam)
         result.rounds += 1
         result.steps += int(extra.sum())
         progress("noise reduction", min(999, int(1000 * budget.total / budget.epsilon)), 1000)
     return steps_k, y, weights
 
 
-def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambda_delta, delta,
-                  error_weight, rng, result):
+def _literal_loop(mu, y, steps_k, weights, budget, lambda_max, lambda_delta, picker, rng, result):
     """Figure 4 lines 5–16, one marginal and one λ_Δ step at a time; marginals that cannot step leave Q′."""
+    sizes = picker.sizes
     m = len(sizes)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
     active = np.ones(m, dtype=bool)
     weights = weights.copy()
     while active.any():
         lam = lambda_max - steps_k * lambda_delta
-        prio = np.where(active, pick_priority(weights, lam, lambda_delta), -np.inf)
+        prio = np.where(active, picker.priority(weights, lam, lambda_delta), -np.inf)
         j = int(np.argmax(prio))
         new_scale = lambda_max - (steps_k[j] + 1) * lambda_delta
         ok, cost = (False, 0.0) if new_scale <= 0 else budget.fits_with(j, new_scale)
@@ -298,12 +390,11 @@ def _literal_loop(mu, y, seg, sizes, steps_k, weights, budget, lambda_max, lambd
             active[j] = False  # line 16: Q′ = Q′ \ Q_Δ
             continue
         sl = slice(bounds[j], bounds[j + 1])
-        y[sl] = noise_down_step(mu[sl], y[sl], lam[j], new_scale, sensitivity=budget.sensitivity, rng=rng,
-                                stage="measure", measured=f"marginal {j}")
+        y[sl] = noise_down_step(mu[sl], y[sl], lam[j], new_scale, sensitivity=budget.sub_sensitivity([j]),
+                                rng=rng, stage="measure", measured=f"group {j}")
         steps_k[j] += 1
         budget.set(j, cost)
-        inv = 1.0 / np.maximum(y[sl], delta[sl])
-        weights[j] = inv.sum() / (sizes[j] if error_weight == "mean" else 1.0)
+        weights[j] = picker.weight_one(y[sl], new_scale, picker.delta[sl])
         result.tail_steps += 1
         result.steps += 1
     return steps_k, y
@@ -384,7 +475,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     true = ctx.counts.marginals(ctx.workload)
     res = ireduct_marginals(
         true, sensitivity=sens, epsilon=eps, lambda_max=lam_max, lambda_delta=lam_delta, sanity_bound=delta,
-        rng=rng, error_weight=params.error_weight, refresh=params.refresh, progress=ctx.progress,
+        rng=rng, error_weight=params.error_weight, pick=params.pick, refresh=params.refresh, progress=ctx.progress,
     )
     del true
     charge_final_scales(ctx, res.scales, stage="measure", mechanism="laplace+noisedown")
@@ -395,6 +486,7 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
         "lambda_delta": lam_delta,
         **sanity_details(ctx, params),
         "error_weight": params.error_weight,
+        "pick": params.pick,
         "refresh": params.refresh,
         "noise_down_steps": res.steps,
         "rounds": res.rounds,
@@ -408,6 +500,8 @@ def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    if ctx.queries is not None and ctx.queries.queries is not None:  # a workload of counting queries
+        return run_queries(ctx, params, rng=rng)
     return release_marginals(ctx, params, measure, rng=rng)
 
 
@@ -416,8 +510,8 @@ SPEC = AlgorithmSpec(
     summary="Iterative noise reduction for relative error (Xiao et al. 2011, §4)",
     params=Params,
     run=run,
-    workload=frozenset({"marginals"}),
-    audit_params=({}, {"error_weight": "sum"}),
+    workload=frozenset({"marginals", "queries"}),
+    audit_params=({}, {"error_weight": "sum"}, {"pick": "max"}),
     releases_marginals=True,
     preflight=synthesis_preflight,
 )

@@ -17,7 +17,7 @@ from dpsynth.privacy.accountant import BasicComposition, Composition
 
 __all__ = ["AlgorithmSpec"]
 
-_SECTIONS = frozenset({"marginals", "ranges", "conjunctions", "parities", "linear"})
+_SECTIONS = frozenset({"marginals", "ranges", "conjunctions", "parities", "linear", "queries"})
 
 
 def _basic(params: Any, privacy: Any) -> Composition:

@@ -88,8 +88,10 @@ def evaluate(
     synth_table = read_table(synthetic, string_columns=string_cols)
     released = read_table(marginals, string_columns=list(cfg.domain.names) + ["marginal"]) if marginals else None
     t_read = time.perf_counter()
+    answers = _released_answers(synthetic, cfg) if workload else None
     with Bar(console, enabled=not quiet, log_format=log_format) as bar:
-        result = run_evaluate(real_table, synth_table, cfg, rng=make_rng(seed), options=options, released=released, progress=bar)
+        result = run_evaluate(real_table, synth_table, cfg, rng=make_rng(seed), options=options, released=released,
+                              released_queries=answers, progress=bar)
     t_eval = time.perf_counter()
     with OutputSet(force=force) as out:
         if json_out:
@@ -106,6 +108,22 @@ def evaluate(
         for table in summary_tables(result):
             screen.print(table)
     console.print(f"time (s): read {t_read - t0:.2f}, evaluate {t_eval - t_read:.2f}, write {time.perf_counter() - t_eval:.2f}")
+
+
+def _released_answers(synthetic: str, cfg) -> list | None:
+    """The noisy query answers in the report release wrote next to the synthetic rows (workload.queries)."""
+    import json
+
+    from dpsynth.nonprivate.evaluate import released_query_answers
+
+    report = Path(f"{synthetic}.report.json")
+    if cfg.workload.queries is None or not report.is_file():
+        return None
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UsageError(f"{report}: not a readable dpsynth report") from None
+    return released_query_answers(data, cfg)
 
 
 def _plot_title(synthetic: str, cfg) -> str:

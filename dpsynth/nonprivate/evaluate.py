@@ -42,7 +42,8 @@ from dpsynth.nonprivate import metrics as M
 from dpsynth.progress import Progress, no_progress
 from dpsynth.workload.marginals import default_sanity_bound
 
-__all__ = ["METHODS", "NOT_PRIVATE", "EvalOptions", "evaluate", "parse_released_marginals", "summary_tables"]
+__all__ = ["METHODS", "NOT_PRIVATE", "EvalOptions", "evaluate", "parse_released_marginals", "released_query_answers",
+           "summary_tables"]
 
 NOT_PRIVATE = (
     "NOT PRIVATE: this evaluation reads the real table; its numbers are not differentially private "
@@ -353,6 +354,39 @@ def _workload_parities(real_codes, synth_codes, queries, domain, one_way, n: int
             "error_max": {m: float(e.max()) for m, e in err.items()}}
 
 
+def _workload_queries(real: _Counter, synth: _Counter, queries, deltas, one_way, released) -> dict:
+    """Relative error |a − q|/max(q, δ_i) (iReduct Eq. 1, each query's own δ) of the configured counting
+    queries (``workload.queries``): synthetic rows (rescaled to n), baselines, and the released noisy
+    answers when the release report is given.  Mean and maximum over the queries, per method."""
+    n = real.n
+    true = queries.answers(real.counts(queries.attrs))
+    sizes = [real.sizes[a] for a in queries.attrs]
+    uniform = n * np.prod([m.sum(axis=1) / s for m, s in zip(queries.member, sizes)], axis=0)
+    indep = n * np.prod([m @ (one_way[a] / max(n, 1)) for m, a in zip(queries.member, queries.attrs)], axis=0)
+    zeros = n * np.prod([m[:, 0] for m in queries.member], axis=0).astype(float)
+    answers = {"synthetic": queries.answers(synth.counts(queries.attrs)) * n / max(synth.n, 1),
+               "uniform": uniform, "zeros": zeros, "independent": indep}
+    if released is not None:
+        answers["released"] = np.array([r["answer"] for r in released], dtype=float)
+    err = {m: np.abs(a - true) / np.maximum(true, deltas) for m, a in answers.items()}
+    return {"queries": len(queries), "sanity_bounds": {"min": float(deltas.min()), "max": float(deltas.max())},
+            "relative_error_mean": {m: float(e.mean()) for m, e in err.items()},
+            "relative_error_max": {m: float(e.max()) for m, e in err.items()}}
+
+
+def released_query_answers(report: dict | None, config: Config) -> list[dict] | None:
+    """The noisy answers of a release report (``algorithm.details.queries``) if they answer the config's queries."""
+    try:
+        rows = report["algorithm"]["details"]["queries"]
+    except (KeyError, TypeError):
+        return None
+    wq = config.workload.queries
+    if wq is None or [r.get("name") for r in rows] != list(wq.names):
+        raise DataError("the release report's query answers do not match the config's workload.queries "
+                        "(names or order differ); evaluate with the config the release used")
+    return rows
+
+
 def _configured_workload(config: Config):
     """(marginals, range query sets, conjunctions or None) exactly as the release built them (the typed
     workload is built from the config's own seeds when it is parsed)."""
@@ -544,6 +578,7 @@ def evaluate(
     rng: np.random.Generator,
     options: EvalOptions = EvalOptions(),
     released: pd.DataFrame | None = None,
+    released_queries: list[dict] | None = None,
     progress: Progress = no_progress,
 ) -> dict:
     """Compare a synthetic table (and optionally released noisy marginals) with the real table.
@@ -583,8 +618,12 @@ def evaluate(
         par = config.workload.parities
         parities = _workload_parities(real_codes, synth_codes, par, domain, one_way, real.n) if par is not None else None
         linear = _workload_linear(real, synth, config.workload.linear, domain, one_way)
+        wq = config.workload.queries
+        queries = (_workload_queries(real, synth, wq, wq.bounds(delta), one_way, released_queries)
+                   if wq is not None else None)
     else:
-        ks, n_ranges, conjunctions, linear, parities = list(options.ks), options.ranges, None, None, None
+        ks, n_ranges = list(options.ks), options.ranges
+        conjunctions = linear = parities = queries = None
         blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
     return {
@@ -602,6 +641,7 @@ def evaluate(
         "conjunctions": conjunctions,
         "parities": parities,
         "linear_queries": linear,
+        "queries": queries,
         "released_marginals": _released_errors(real, synth, released_m, delta_of, one_way) if released_m else None,
         "classifier": (_classifier(real, synth, target, domain.names, released_m, options.folds, cv_rng,
                                    (config, fold_rng, progress) if options.release_per_fold else None)
@@ -642,8 +682,10 @@ def summary_tables(result: dict) -> list:
             m = (block["metrics"] or {}).get(method, {})
             t.add_row(method, *[fmt(m.get(key)) for key, _ in cols])
         tables.append(t)
-    released = bool(result["released_marginals"])
-    extra = Table(title="other metrics" + (" (the released column: the --marginals file)" if released else ""),
+    answers = bool(result.get("queries") and "released" in result["queries"]["relative_error_mean"])
+    released = bool(result["released_marginals"]) or answers
+    source = "the release report's query answers" if answers else "the --marginals file"
+    extra = Table(title="other metrics" + (f" (the released column: {source})" if released else ""),
                   title_justify="left")
     extra.add_column("metric")
     for method in (("released",) if released else ()) + tuple(result["methods"]):
@@ -678,7 +720,8 @@ def _extra_rows(t, result: dict) -> int:
     methods = result["methods"]
     rows = 0
 
-    with_released = bool(result["released_marginals"])  # the column exists only with --marginals
+    with_released = bool(result["released_marginals"]) or bool(  # released marginals or query answers
+        result.get("queries") and "released" in result["queries"]["relative_error_mean"])
 
     def row(label: str, values: dict, released=None) -> None:
         nonlocal rows
@@ -705,6 +748,11 @@ def _extra_rows(t, result: dict) -> int:
     if lin:
         row(f"linear queries ({lin['queries']}), mean error", lin["error_mean"])
         row(f"linear queries ({lin['queries']}), max error", lin["error_max"])
+    cq = result.get("queries")
+    if cq:
+        for stat in ("mean", "max"):
+            values = cq[f"relative_error_{stat}"]
+            row(f"counting queries ({cq['queries']}), {stat} relative error", values, values.get("released"))
     rel = result["released_marginals"]
     if rel:
         err = rel["overall_relative_error"]

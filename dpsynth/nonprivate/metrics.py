@@ -46,6 +46,7 @@ __all__ = [
     "cuboid_errors",
     "l1_distance",
     "max_cell_error",
+    "max_relative_error",
     "naive_bayes_fit",
     "naive_bayes_predict",
     "normalize",
@@ -156,6 +157,17 @@ def overall_relative_error(noisy: Sequence, true: Sequence, sanity_bound) -> flo
         raise ValueError("no marginals given")
     deltas = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (len(noisy),))
     return float(np.mean([relative_errors(y, q, d).mean() for y, q, d in zip(noisy, true, deltas)]))
+
+
+def max_relative_error(noisy: Sequence, true: Sequence, sanity_bound) -> float:
+    """The largest relative error |y − q|/max(q, δ) over every cell of every marginal (iReduct §3.1, §4.3:
+    the "worst-case relative error" that ``pick: max`` targets).  ``sanity_bound``: one δ or one per marginal."""
+    if len(noisy) != len(true):
+        raise ValueError("noisy and true must list the same marginals")
+    if not noisy:
+        raise ValueError("no marginals given")
+    deltas = np.broadcast_to(np.asarray(sanity_bound, dtype=float), (len(noisy),))
+    return float(max(relative_errors(y, q, d).max() for y, q, d in zip(noisy, true, deltas)))
 
 
 # ------------------------------------------------------------------ relative entropy

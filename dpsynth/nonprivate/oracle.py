@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpsynth.algorithms.twophase import oracle_scales, rescale_weights
+from dpsynth.errors import ConfigError
 from dpsynth.nonprivate.metrics import overall_relative_error
 from dpsynth.workload.marginals import default_sanity_bound
 
@@ -58,6 +59,9 @@ def oracle_table_figures(table, config, *, rng: np.random.Generator) -> dict:
     from dpsynth.data.discretize import encode
     from dpsynth.pipeline import preflight
 
+    if config.workload.queries is not None:
+        raise ConfigError("workload.queries: Oracle (iReduct §5.2) sets one noise scale per marginal; "
+                          "give workload.marginals to compare with it")
     preflight(config)
     counts = ArrayCounts(encode(table, config.domain, unknown=config.unknown), config.domain)
     bounds = config.workload.sanity_bounds

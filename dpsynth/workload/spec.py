@@ -20,6 +20,7 @@ from typing import Any
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_mapping, no_extra_keys
+from dpsynth.workload.cellsets import CellSetQueries, parse_queries
 from dpsynth.workload.conjunctions import Conjunctions, conjunction_workload
 from dpsynth.workload.linear import LinearWorkload, parse_linear
 from dpsynth.workload.marginals import SanityBounds, parse_marginals, parse_sanity_bounds
@@ -28,7 +29,7 @@ from dpsynth.workload.ranges import RangeQueries, parse_ranges
 
 __all__ = ["KEYS", "SECTIONS", "Workload", "parse_workload"]
 
-SECTIONS = ("marginals", "ranges", "conjunctions", "parities", "linear")
+SECTIONS = ("marginals", "ranges", "conjunctions", "parities", "linear", "queries")
 KEYS = (*SECTIONS, "sanity_bounds")
 """Keys of ``workload:``: the query classes, and the sanity bounds of relative errors (every algorithm)."""
 
@@ -52,10 +53,13 @@ class Workload:
     given: frozenset[str] = frozenset()
     linear: LinearWorkload | None = None
     sanity_bounds: SanityBounds = field(default_factory=SanityBounds)
+    queries: CellSetQueries | None = None
 
     def to_raw(self, domain: Domain) -> dict:
         """The ``workload:`` config section that parses back to this workload (marginals listed explicitly)."""
         raw: dict[str, Any] = {"marginals": [[domain.names[a] for a in m] for m in self.marginals]}
+        if self.queries is not None:
+            raw = {"queries": list(self.queries.spec)}
         if self.ranges_spec is not None:
             raw["ranges"] = self.ranges_spec
         if self.conjunctions_spec is not None:
@@ -73,6 +77,9 @@ class Workload:
         """The report's ``workload`` entry: what the algorithm measured, by section, in column names."""
         names = domain.names
         out: dict[str, Any] = {}
+        if self.queries is not None:
+            out["queries"] = {"count": len(self.queries), "columns": [names[a] for a in self.queries.attrs]}
+            return out
         if "marginals" in sections and "conjunctions" not in sections:  # DualQuery measures conjunctions only
             out["marginals"] = [[names[a] for a in m] for m in self.marginals]
         if "ranges" in sections and self.ranges:
@@ -103,7 +110,11 @@ def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algori
                 f"workload.{section}: not used by algorithm '{algorithm}', which measures "
                 f"{', '.join(s for s in SECTIONS if s in accepted)}; remove the section or choose another algorithm"
             )
-    marginals = parse_marginals(raw.get("marginals"), domain)
+    queries = parse_queries(raw["queries"], domain) if raw.get("queries") is not None else None
+    if queries is not None and "marginals" in raw:
+        raise ConfigError("workload.marginals: a workload of counting queries (workload.queries) is released "
+                          "on its own; remove workload.marginals or workload.queries")
+    marginals = parse_marginals(raw.get("marginals"), domain) if queries is None else ()
     ranges = tuple(parse_ranges(raw.get("ranges"), domain))
     conj_raw = raw.get("conjunctions")
     conjunctions = conjunction_workload(conj_raw, domain, marginals) if conj_raw is not None else None
@@ -123,4 +134,5 @@ def parse_workload(raw: Any, domain: Domain, *, accepted: frozenset[str], algori
         given=frozenset(k for k in raw if k in SECTIONS),
         linear=parse_linear(raw.get("linear"), domain),
         sanity_bounds=parse_sanity_bounds(raw.get("sanity_bounds"), domain, marginals),
+        queries=queries,
     )

@@ -16,7 +16,7 @@ def test_every_algorithm_declares_a_valid_spec(name):
     spec = get_algorithm(name)
     assert isinstance(spec, AlgorithmSpec) and spec.name == name
     assert dataclasses.is_dataclass(spec.params) and spec.params.__dataclass_params__.frozen
-    assert spec.workload <= {"marginals", "ranges", "conjunctions", "parities", "linear"}
+    assert spec.workload <= {"marginals", "ranges", "conjunctions", "parities", "linear", "queries"}
     for raw in spec.audit_params:  # every variant the privacy tests run must be a valid configuration
         spec.parse_params(raw)
 

@@ -107,9 +107,8 @@ PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties
 RESULT_SCHEMA = {
     "type": "object",
     "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
-                 "relative_entropy", "range_queries", "conjunctions", "parities", "linear_queries",
-                 "released_marginals",
-                 "classifier"],
+                 "relative_entropy", "range_queries", "conjunctions", "parities", "linear_queries", "queries",
+                 "released_marginals", "classifier"],
     "additionalProperties": False,
     "properties": {
         "warning": {"const": NOT_PRIVATE},
@@ -145,6 +144,8 @@ RESULT_SCHEMA = {
             "skipped": {"type": "string"}}},
         "range_queries": {"type": ["object", "null"], "required": ["queries", "columns"], "properties": {
             "squared_error_mean": PER_METHOD, "rmse": PER_METHOD, "skipped": {"type": "string"}}},
+        "queries": {"type": ["object", "null"], "required": ["queries", "sanity_bounds", "relative_error_mean",
+                                                                "relative_error_max"]},
         "conjunctions": {"type": ["object", "null"], "required": ["queries", "k", "error_mean", "error_max"],
                          "additionalProperties": False, "properties": {
                              "queries": {"type": "integer"}, "k": {"type": "integer"},

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = [
+    "ALONE",
     "ALPHA",
     "TINY_PARAMS",
     "AuditResult",
@@ -42,6 +43,7 @@ __all__ = [
     "sample_outputs",
     "tiny_neighbours",
     "tiny_raw_config",
+    "with_section",
 ]
 
 ALPHA = 1e-3
@@ -195,11 +197,25 @@ TINY_WORKLOADS: dict[str, dict] = {
     ]},
     # DualQuery's parities (§6) over the one-hot bits of the two 3-valued columns: 9 queries
     "parities": {"k": 2},
+    # iReduct's counting queries (cell sets); the changed row (x, x) → (z, z) leaves two queries and joins three
+    "queries": [{"where": {"a": "x"}}, {"where": {"b": ["x", "y"]}}, {"where": {"a": "z", "b": "z"}},
+                {"where": {"b": "z"}}, {"where": {"a": ["y", "z"]}, "sanity_bound": 2}],
 }
 """A tiny instance of each optional workload section (beyond marginals), in YAML terms over the schema of
 :func:`tiny_raw_config`; the privacy tests run every algorithm that accepts a section with it."""
 
+ALONE = frozenset({"queries"})
+"""Sections released on their own: the tiny config's marginals are dropped when one of them is added."""
+
+
+def with_section(workload: dict, section: str) -> dict:
+    """``workload`` (a raw ``workload:`` mapping) with the tiny instance of ``section`` added (or alone)."""
+    if section in ALONE:
+        return {section: TINY_WORKLOADS[section]}
+    return {**workload, section: TINY_WORKLOADS[section]}
+
 SECTION_RUNS: dict[tuple[str, str], dict] = {
+    ("ireduct", "queries"): {"params": {"lambda_delta": 0.1}, "kinds": {"laplace-chain", "noise-down"}},
     ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 2},
                          "kinds": {"laplace", "discrete-laplace", "exponential"}},
     ("dualquery", "parities"): {"params": {}, "kinds": {"exponential-samples"}},

@@ -24,7 +24,7 @@ from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import zcdp_to_approx_dp
-from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import SECTION_RUNS, section_variants, tiny_neighbours, tiny_raw_config, with_section
 
 VARIANTS = [
     (name, raw, 1e-3 if get_algorithm(name).needs_delta(raw) else 0.0)
@@ -119,13 +119,26 @@ def test_workload_sections_are_charged_exactly(algorithm, section, neighbouring,
     """The optional workload sections (tests.privacy.audit.TINY_WORKLOADS), e.g. MWEM's linear queries."""
     raw = tiny_raw_config(algorithm, neighbouring)
     raw["algorithm"]["params"] = {**raw["algorithm"]["params"], **SECTION_RUNS[(algorithm, section)]["params"]}
-    raw["workload"][section] = TINY_WORKLOADS[section]
+    raw["workload"] = with_section(raw["workload"], section)
     table, _ = tiny_neighbours(neighbouring, n=60)
     report, calls = _run(monkeypatch, raw, table)
     _check_draws_match_ledger(report["ledger"], calls)
     _check_totals(report, raw["privacy"]["epsilon"], 0.0)
     assert report["privacy"]["epsilon_spent"] >= 0.99 * raw["privacy"]["epsilon"]
     assert {c["mechanism"] for c in calls} >= SECTION_RUNS[(algorithm, section)]["kinds"]
+
+
+@pytest.mark.parametrize("neighbouring", ["replace-one", "add-remove"])
+def test_ireduct_queries_with_pick_max_rounds_charge_once(neighbouring, monkeypatch):
+    """workload.queries with pick: max and batched rounds: one charge covering every query's chain."""
+    raw = tiny_raw_config("ireduct", neighbouring)
+    raw["algorithm"]["params"] = {**raw["algorithm"]["params"], "lambda_delta": 0.5, "pick": "max", "refresh": 0.3}
+    raw["workload"] = with_section(raw["workload"], "queries")
+    report, calls = _run(monkeypatch, raw, tiny_neighbours(neighbouring, n=60)[0])
+    _check_draws_match_ledger(report["ledger"], calls)
+    _check_totals(report, raw["privacy"]["epsilon"], 0.0)
+    assert [e["count"] for e in report["ledger"] if e["mechanism"] == "laplace+noisedown"] == [5]
+    assert report["privacy"]["epsilon_spent"] >= 0.9 * raw["privacy"]["epsilon"]
 
 
 @pytest.mark.parametrize("epsilon", AWKWARD_EPSILONS)

@@ -30,7 +30,14 @@ import dpsynth
 from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
-from tests.privacy.audit import SECTION_RUNS, TINY_WORKLOADS, section_variants, tiny_neighbours, tiny_raw_config
+from tests.privacy.audit import (
+    ALONE,
+    SECTION_RUNS,
+    TINY_WORKLOADS,
+    section_variants,
+    tiny_neighbours,
+    tiny_raw_config,
+)
 
 ALGORITHMS = list(algorithm_names())  # the registry: a new algorithm is replayed without editing a list
 VARIANTS = [(name, raw) for name in ALGORITHMS for raw in get_algorithm(name).audit_params]
@@ -139,6 +146,9 @@ def test_coupled_replay_variants(algorithm, params, delta, kinds, monkeypatch):
     _coupled_replay(algorithm, "add-remove", params, monkeypatch, delta=delta, kinds=kinds)
 
 
+REPLAY_QUERIES = {"queries": TINY_WORKLOADS["queries"]}
+"""iReduct's cell-set workload (tests/workload/test_cellsets.py has the sensitivity arithmetic)."""
+
 # Variants that make a sensitivity or a use of n matter (issue 13's surviving mutants).  Each is the
 # keyword arguments of _coupled_replay; add one when an algorithm gains an option.
 SENSITIVITY_VARIANTS = {
@@ -162,6 +172,16 @@ SENSITIVITY_VARIANTS = {
                                          "params": {"accounting": "zcdp", "iterations": 3},
                                          "kinds": {"discrete-gaussian", "exponential"}},
     "twophase-replace-one-large-n": {"algorithm": "twophase", "neighbouring": "replace-one", "n": 600, "params": {}},
+    # iReduct over counting queries (workload.queries): Definition 4 over overlapping queries
+    "ireduct-queries-replace-one": {"algorithm": "ireduct", "neighbouring": "replace-one", "workload": REPLAY_QUERIES,
+                                    "params": {"lambda_delta": 0.5}, "kinds": {"laplace-chain", "noise-down"}},
+    "ireduct-queries-add-remove-rounds-max": {"algorithm": "ireduct", "neighbouring": "add-remove",
+                                              "workload": REPLAY_QUERIES, "kinds": {"laplace-chain", "noise-down"},
+                                              "params": {"lambda_delta": 0.5, "refresh": 0.3, "pick": "max"}},
+    "ireduct-queries-default-lambda-max-private-n": {"algorithm": "ireduct", "neighbouring": "add-remove", "n": 600,
+                                                     "workload": REPLAY_QUERIES, "params": {"lambda_max": None}},
+    "ireduct-pick-max-rounds": {"algorithm": "ireduct", "neighbouring": "replace-one",
+                                "params": {"pick": "max", "refresh": 0.3, "lambda_delta": 0.5}},
 }
 
 
@@ -186,9 +206,12 @@ def _coupled_replay(algorithm, neighbouring, params, monkeypatch, delta=0.0, kin
     """``kinds``: the mechanism kinds the run must use (default: ``EXPECTED_KINDS`` for default params);
     ``workload``: extra workload sections."""
     raw = tiny_raw_config(algorithm, neighbouring, epsilon=epsilon, n_epsilon=0.2 * epsilon)
-    raw["workload"].update(workload or {})
+    if workload:  # a section released on its own replaces the tiny marginals
+        raw["workload"] = dict(workload) if set(workload) & ALONE else {**raw["workload"], **workload}
     raw["algorithm"]["params"] = {k: v for k, v in {**raw["algorithm"]["params"], **params}.items() if v is not None}
     raw["privacy"]["delta"] = delta
+    if workload is not None:
+        raw["workload"] = workload
     d, d2 = tiny_neighbours(neighbouring, n=n)
     if ranges:
         raw, d, d2 = _with_ordered_column(raw, d, d2)

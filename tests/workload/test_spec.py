@@ -22,7 +22,7 @@ def _cfg(raw: dict, algorithm: str, workload: dict, **params) -> dict:
 
 def test_section_not_used_by_the_algorithm_is_a_config_error(tiny_raw_config):
     raw = _cfg(tiny_raw_config, "ireduct", {"conjunctions": {"k": 2, "count": 10}})
-    msg = ("workload.conjunctions: not used by algorithm 'ireduct', which measures marginals; "
+    msg = ("workload.conjunctions: not used by algorithm 'ireduct', which measures marginals, queries; "
            "remove the section or choose another algorithm")
     with pytest.raises(ConfigError, match=re.escape(msg)):
         parse_config(raw)
