@@ -17,13 +17,15 @@ acceptance probabilities ≤ 1, with at least one equal to 1, so the expected nu
 G/Σ exp(−γᵢ) ≤ G).  To keep this vectorized, each acceptance test is split as
 exp(−γ) = exp(−x)·exp(−(γ − x)) with x a dyadic lower bound of γ (a multiple of 2⁻²⁰ computed from
 floats and then provably ≤ γ: see :func:`_lower_bounds`): the exp(−x) part runs in numpy on every
-proposal (integer arithmetic only), the exact remainder in Python :class:`~fractions.Fraction` on the
-few proposals that pass it (γ − x < 2⁻²⁰ + 2⁻³⁸·γ, so it accepts with probability ≈ 1).
+proposal (integer arithmetic only; Bernoulli(exp(−1)) reads A₂ … A₆ off one uniform integer below 6!),
+and the remainder γ − x < 2⁻²⁰ + 2⁻³⁹·(γ + 2⁻²⁰) on the first proposal that passes it: its first
+step A₁ = [U < γ − x] is settled by the 64 leading bits of U unless they fall below the bound
+(probability about 2⁻¹⁹), and only then does Python :class:`~fractions.Fraction` arithmetic finish it.
 
 **Random bits**: every draw is ``integers`` of a generator.  The number of proposals depends on the
 scores, so the samplers draw from a *child* generator seeded with 256 bits of the caller's ``rng``:
 the caller's generator advances by the same amount whatever the data (the coupled replay tests rely on
-it), and the child's bits are as uniform as the parent's.
+it); like every mechanism here, this treats the generator's output as uniform random bits.
 """
 
 from __future__ import annotations
