@@ -37,8 +37,8 @@ T_EXACT = ["tests/privacy/test_exact.py"]
 MUTANTS: list[dict] = [
     # ------------------------------------------------------------------ mechanisms
     dict(id="laplace-halved-scale", file=MECH, why="Laplace noise at half the scale Δ/ε the ledger records",
-         old="    out = values + laplace_noise(scale, values.shape, rng=rng)\n",
-         new="    out = values + laplace_noise(scale / 2, values.shape, rng=rng)\n",
+         old="    out = values + laplace_noise(scale, values.shape, rng=rng)\n    return _tap(\"laplace\", ",
+         new="    out = values + laplace_noise(scale / 2, values.shape, rng=rng)\n    return _tap(\"laplace\", ",
          tests=T_MECH),
     dict(id="laplace-missing-charge", file=MECH, why="Laplace mechanism draws without charging the ledger",
          old='''    ledger.charge(
