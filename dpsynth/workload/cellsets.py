@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import math
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
@@ -125,8 +128,25 @@ def _patterns(member: list[np.ndarray]) -> np.ndarray:
     return rows[~contained.any(axis=1)]
 
 
+def _from_file(raw: Any, path: str) -> Any:
+    """``{file: queries.yaml}``: the list read from a YAML file (path as given, relative to the working directory)."""
+    if set(raw) != {"file"} or not isinstance(raw["file"], str) or not raw["file"]:
+        raise ConfigError(f"{path}: expected a list of queries or {{file: queries.yaml}}")
+    p = Path(raw["file"])
+    if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
+        raise ConfigError(f"{path}.file: expected an existing .yaml file holding the list of queries, got {raw['file']!r}")
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}.file: {raw['file']}: not a readable YAML file ({type(exc).__name__})") from None
+
+
 def parse_queries(raw: Any, domain: Domain, path: str = "workload.queries") -> CellSetQueries:
-    """Validate ``workload.queries``: a list of ``{where: {column: value or [values]}, name, sanity_bound}``."""
+    """Validate ``workload.queries``: a list of ``{where: {column: value or [values]}, name, sanity_bound}``, or
+    ``{file: queries.yaml}`` holding that list (kept inline in the parsed workload, so a saved model does not
+    depend on the file)."""
+    if isinstance(raw, Mapping):
+        raw, path = _from_file(raw, path), f"{path} ({raw.get('file')})"
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{path}: expected a non-empty list of queries such as {{where: {{sex: [Female]}}}}")
     if len(raw) > MAX_QUERIES:

@@ -127,3 +127,22 @@ def test_sensitivity_work_guard(monkeypatch):
             "workload.queries: computing the sensitivity needs 36 query-row combinations, more than 10; use fewer "
             "queries or fewer distinct value sets per column")):
         _cfg(QUERIES)
+
+
+def test_queries_from_a_yaml_file(tmp_path, monkeypatch):
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(QUERIES))
+    from_file = _cfg({"file": "q.yaml"}).workload.queries
+    inline = _cfg(QUERIES).workload.queries
+    assert from_file.names == inline.names and np.array_equal(from_file.patterns, inline.patterns)
+    assert list(from_file.spec) == QUERIES  # kept inline: a saved model does not need the file
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump([{"where": {"c": "x"}}]))
+    with pytest.raises(ConfigError, match=re.escape("workload.queries (bad.yaml)[0].where: unknown column 'c'")):
+        _cfg({"file": "bad.yaml"})
+    with pytest.raises(ConfigError, match=re.escape(
+            "workload.queries.file: expected an existing .yaml file holding the list of queries, got 'no.yaml'")):
+        _cfg({"file": "no.yaml"})
+    with pytest.raises(ConfigError, match=re.escape("workload.queries: expected a list of queries or {file: queries.yaml}")):
+        _cfg({"path": "q.yaml"})
