@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,8 +24,8 @@ from dpsynth.params import as_choice as _choice
 from dpsynth.params import as_int as _int
 from dpsynth.params import as_mapping as _mapping
 from dpsynth.params import as_number as _number
+from dpsynth.params import load_yaml, params_from_mapping, yaml_error
 from dpsynth.params import no_extra_keys as _no_extra
-from dpsynth.params import params_from_mapping
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.workload.spec import KEYS, Workload, parse_workload
 
@@ -295,61 +294,6 @@ def with_discovered_schema(config: Config, schema: Mapping[str, Any], *, epsilon
                    max_memory=config.max_memory)
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML as people write it: every ordinary number spelling, and no silent duplicate keys.
-
-    PyYAML follows YAML 1.1, whose float needs a dot and a signed exponent, so
-    ``1e-5``, ``1e6`` and ``1E+3`` would load as strings; YAML 1.2 (and every
-    programming language) reads them as numbers, and so do we.  A mapping that
-    repeats a key is an error (YAML 1.1 and 1.2 both forbid it; PyYAML keeps the
-    last value silently).
-    """
-
-
-_Loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=True)
-        line = key_node.start_mark.line + 1
-        try:
-            if key in seen:
-                raise ConfigError(f"duplicate key {key!r} at line {line} (first at line {seen[key]}); keep one of them")
-            seen[key] = line
-        except TypeError:  # an unhashable key: PyYAML reports it
-            continue
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: _construct_yaml_map(loader, node))
-
-
-def _construct_yaml_map(loader: _Loader, node: yaml.MappingNode):
-    data: dict = {}
-    yield data
-    data.update(_construct_mapping(loader, node))
-
-
-def _yaml_error(p: Path, exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None)
-    context = getattr(exc, "context", None)
-    what = f": {problem}" if problem else ""
-    if context and problem:
-        what += f" ({context})"
-    return f"{p}: invalid YAML{where}{what}"
-
-
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML config file."""
     from dpsynth.errors import InputMissingError
@@ -358,22 +302,27 @@ def load_config(path: str | Path) -> Config:
     if not p.is_file():
         raise InputMissingError(f"config file not found: {p}")
     try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)
+        raw = load_yaml(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not valid UTF-8") from None
     except ConfigError as exc:
         raise ConfigError(f"{p}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(_yaml_error(p, exc)) from None
+        raise ConfigError(yaml_error(p, exc)) from None
     return parse_config(_files_beside(raw, p.parent))
 
 
 def _files_beside(raw: Any, folder: Path) -> Any:
-    """``raw`` with a relative ``workload.linear.file`` resolved against the config file's folder
-    (as a user writes it next to the config: ``file: queries.csv``); absolute paths are kept."""
+    """``raw`` with the relative paths of ``workload.linear.file`` and ``workload.queries.file`` resolved
+    against the config file's folder (as a user writes them next to the config: ``file: queries.csv``);
+    absolute paths are kept."""
     workload = raw.get("workload") if isinstance(raw, Mapping) else None
-    linear = workload.get("linear") if isinstance(workload, Mapping) else None
-    file = linear.get("file") if isinstance(linear, Mapping) else None
-    if not isinstance(file, str) or not file or Path(file).is_absolute() or folder == Path("."):
+    if not isinstance(workload, Mapping) or folder == Path("."):
         return raw
-    return {**raw, "workload": {**workload, "linear": {**linear, "file": str(folder / file)}}}
+    out = dict(workload)
+    for section in ("linear", "queries"):
+        entry = workload.get(section)
+        file = entry.get("file") if isinstance(entry, Mapping) else None
+        if isinstance(file, str) and file and not Path(file).is_absolute():
+            out[section] = {**entry, "file": str(folder / file)}
+    return {**raw, "workload": out}

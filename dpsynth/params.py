@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any
+
+import yaml
 
 from dpsynth.errors import ConfigError
 
@@ -124,3 +127,67 @@ def _coerce(value: Any, hint: Any, path: str) -> Any:
     if origin in (dict, Mapping) or hint in (dict, Mapping):
         return dict(as_mapping(value, path))
     return value
+
+
+# ------------------------------------------------------------------------- YAML
+class _Loader(yaml.SafeLoader):
+    """YAML as people write it: every ordinary number spelling, and no silent duplicate keys.
+
+    PyYAML follows YAML 1.1, whose float needs a dot and a signed exponent, so
+    ``1e-5``, ``1e6`` and ``1E+3`` would load as strings; YAML 1.2 (and every
+    programming language) reads them as numbers, and so do we.  A mapping that
+    repeats a key is an error (YAML 1.1 and 1.2 both forbid it; PyYAML keeps the
+    last value silently).
+    """
+
+
+_Loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            if key in seen:
+                raise ConfigError(f"duplicate key {key!r} at line {line} (first at line {seen[key]}); keep one of them")
+            seen[key] = line
+        except TypeError:  # an unhashable key: PyYAML reports it
+            continue
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", lambda loader, node: _construct_yaml_map(loader, node))
+
+
+def _construct_yaml_map(loader: _Loader, node: yaml.MappingNode):
+    data: dict = {}
+    yield data
+    data.update(_construct_mapping(loader, node))
+
+
+def yaml_error(p, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    what = f": {problem}" if problem else ""
+    if context and problem:
+        what += f" ({context})"
+    return f"{p}: invalid YAML{where}{what}"
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML text as people write it (:class:`_Loader`): YAML 1.2 numbers (``1e-5``), no duplicate keys.
+
+    Raises ``yaml.YAMLError`` (format it with :func:`yaml_error`) or :class:`ConfigError` (duplicate key)."""
+    return yaml.load(text, Loader=_Loader)
+

@@ -134,11 +134,9 @@ def test_yaml_numbers_as_people_write_them(tmp_path, text, value):
     """Issue 15 item 2: YAML 1.2 / programming-language number spellings load as numbers."""
     p = tmp_path / "c.yaml"
     p.write_text(f"x: {text}\ny: '{text}'\n")
-    import yaml
+    from dpsynth.params import load_yaml
 
-    from dpsynth.config import _Loader
-
-    loaded = yaml.load(p.read_text(), Loader=_Loader)
+    loaded = load_yaml(p.read_text())
     assert loaded == {"x": value, "y": text} and type(loaded["x"]) is type(value)
 
 

@@ -89,11 +89,12 @@ def _read_hints(path: Path) -> dict:
     import yaml
 
     from dpsynth.errors import ConfigError, InputMissingError
+    from dpsynth.params import load_yaml
 
     if not path.is_file():
         raise InputMissingError(f"hints file not found: {path}")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError):
         raise ConfigError(f"{path}: not a valid UTF-8 YAML file") from None
     if isinstance(raw, dict) and set(raw) == {"columns"}:

@@ -38,7 +38,7 @@ import yaml
 
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
-from dpsynth.params import as_mapping, no_extra_keys
+from dpsynth.params import as_mapping, load_yaml, no_extra_keys
 
 __all__ = ["MAX_QUERIES", "MAX_WORK", "CellSetQueries", "parse_queries"]
 
@@ -129,16 +129,19 @@ def _patterns(member: list[np.ndarray]) -> np.ndarray:
 
 
 def _from_file(raw: Any, path: str) -> Any:
-    """``{file: queries.yaml}``: the list read from a YAML file (path as given, relative to the working directory)."""
+    """``{file: queries.yaml}``: the list read from a YAML file (a relative path in a config file is resolved
+    against the config's folder by :func:`dpsynth.config.load_config`; here it is taken as given)."""
     if set(raw) != {"file"} or not isinstance(raw["file"], str) or not raw["file"]:
         raise ConfigError(f"{path}: expected a list of queries or {{file: queries.yaml}}")
     p = Path(raw["file"])
     if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
         raise ConfigError(f"{path}.file: expected an existing .yaml file holding the list of queries, got {raw['file']!r}")
     try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
+        return load_yaml(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}.file: {raw['file']}: not a readable YAML file ({type(exc).__name__})") from None
+    except ConfigError as exc:  # a duplicate key
+        raise ConfigError(f"{path}.file: {raw['file']}: {exc}") from None
 
 
 def parse_queries(raw: Any, domain: Domain, path: str = "workload.queries") -> CellSetQueries:

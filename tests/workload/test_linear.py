@@ -228,3 +228,23 @@ def test_query_file_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
     assert cfg.workload.linear.source["source"] == str(folder / "q.csv")
     monkeypatch.chdir(tmp_path)
     assert load_config("cfg/c.yaml").workload.linear.source["source"] == "cfg/q.csv"
+
+
+def test_cell_set_query_file_beside_the_config_reads_yaml_1_2_numbers(tmp_path, monkeypatch):
+    """workload.queries.file: relative to the config's folder, and ``1e-5`` is a number as in the config."""
+    from dpsynth.config import load_config
+
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "q.yaml").write_text("- {name: red, where: {color: red}, sanity_bound: 1e-5}\n", encoding="utf-8")
+    (folder / "c.yaml").write_text(
+        "schema:\n  columns:\n    color: {type: categorical, categories: [red, blue]}\n"
+        "privacy: {epsilon: 1.0}\nalgorithm: {name: ireduct}\nworkload:\n  queries: {file: q.yaml}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config("cfg/c.yaml")
+    assert len(cfg.workload.queries) == 1
+    (folder / "q.yaml").write_text("- {name: red, where: {color: red}, name: blue}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config("cfg/c.yaml")
+    assert str(err.value) == ("workload.queries.file: cfg/q.yaml: duplicate key 'name' at line 1 (first at line 1); "
+                              "keep one of them")
