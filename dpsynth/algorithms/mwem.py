@@ -26,8 +26,8 @@ Query classes (``Q``):
 Sensitivities follow the neighbouring relation: a cuboid's score and its cell
 vector change by at most ``histogram_l1`` (1 add-remove, 2 replace-one); a
 cell or range count and its score by 1; a linear query with q(x) ∈ [lo, hi]
-by max(|lo|, |hi|) (add-remove, ≤ 1) or hi − lo (replace-one, ≤ 2), the largest
-over the workload's queries.  The exponential mechanism uses the largest
+by max(|lo|, |hi|) (add-remove, ≤ 1) or hi − lo (replace-one, ≤ 2): measured at
+its own, scored at the largest over the workload's queries.  The exponential mechanism uses the largest
 sensitivity of the candidate classes present.
 
 §2.3.2 improvements, each a parameter: ``output: final`` (default) or
@@ -298,9 +298,9 @@ class _Ranges:
 class _Linear:
     """General linear queries q: D → [−1, 1] from ``workload.linear`` (§2), grouped by support.
 
-    Score |q(A) − q(B)| (Figure 1 step 1), one Laplace (or Gaussian) draw per selected query at the
-    query class's sensitivity (:meth:`~dpsynth.privacy.neighbouring.Neighbouring.linear_sensitivity`,
-    the largest over the queries), and the MW update with the query's weights q(x) (step 3).  Answers
+    Score |q(A) − q(B)| (Figure 1 step 1) at the largest sensitivity over the queries
+    (:meth:`~dpsynth.privacy.neighbouring.Neighbouring.linear_sensitivity`), one Laplace (or Gaussian)
+    draw per selected query at that query's own sensitivity (step 2), and the MW update with the query's weights q(x) (step 3).  Answers
     on a table of counts are integers only when every weight is −1, 0 or 1: otherwise the measurement
     uses continuous noise (integer noise on a non-integer answer would not hide it).
     """
@@ -315,7 +315,8 @@ class _Linear:
         self.low = np.concatenate([s.low for s in self.sets])
         self.high = np.concatenate([s.high for s in self.sets])
         nb = ctx.neighbouring
-        self.l1 = self.l2 = max(nb.linear_sensitivity(lo, hi) for lo, hi in zip(self.low, self.high))
+        self.sens = np.array([nb.linear_sensitivity(lo, hi) for lo, hi in zip(self.low, self.high)])
+        self.l1 = self.l2 = float(self.sens.max())  # the score's sensitivity: the largest over the queries
         self.integral = np.concatenate([np.all(s.weights == np.rint(s.weights), axis=1) for s in self.sets])
 
     def __len__(self) -> int:
@@ -344,6 +345,10 @@ class _Linear:
         """Bounds of q(x) for query i: its answer lies in [n·low, n·high]."""
         return float(self.low[i]), float(self.high[i])
 
+    def sensitivity_at(self, i: int) -> float:
+        """Query i's own sensitivity (its measurement; the selection uses the largest, ``l1``)."""
+        return float(self.sens[i])
+
     def integral_at(self, i: int) -> bool:
         """Query i has weights in {−1, 0, 1}: its answer on counts is an integer."""
         return bool(self.integral[i])
@@ -368,6 +373,15 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
 def _value_range(fam, i: int) -> tuple[float, float]:
     """Bounds of a query's q(x): [0, 1] for counts (cuboid cells, cells, ranges)."""
     return fam.value_range(i) if hasattr(fam, "value_range") else (0.0, 1.0)
+
+
+def _sensitivities(fam, i: int) -> tuple[float, float]:
+    """(L1, L2) sensitivity of measuring query i: the class's, or a linear query's own (once it is selected,
+    which query is measured is public, so its own bound applies)."""
+    if hasattr(fam, "sensitivity_at"):
+        own = fam.sensitivity_at(i)
+        return own, own
+    return fam.l1, fam.l2
 
 
 def _integral(fam, i: int) -> bool:
@@ -676,7 +690,8 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
         fi, i = _locate(where, pick)
         measured[fi][i] = True
         attrs, true, queries, name = fams[fi].query(i)
-        noisy, scale = budget.noisy(true, budget.measure[t], fams[fi].l1, fams[fi].l2, rng=rng,
+        l1, l2 = _sensitivities(fams[fi], i)
+        noisy, scale = budget.noisy(true, budget.measure[t], l1, l2, rng=rng,
                                     stage="mwem-measure", measured=name,
                                     integral=_integral(fams[fi], i))
         values = np.asarray(noisy, dtype=float).reshape(np.shape(true))

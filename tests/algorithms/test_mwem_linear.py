@@ -202,3 +202,15 @@ def test_nothing_to_query_refused_before_any_data(tiny_raw_config):
             "algorithm.params.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
             "there is nothing to query") + "$"):
         preflight(parse_config(raw))
+
+
+def test_each_query_measured_at_its_own_sensitivity(tiny_raw_config, tiny_table):
+    """Under replace-one a 0/1 query moves by 1 and a ±1 query by 2: each is measured at its own bound, and the
+    selection (one exponential mechanism over both) at the larger."""
+    queries = [{"name": "red", "columns": ["color"], "weights": [1, 0, 0]}, QUERIES[0]]
+    cfg = parse_config(_raw(tiny_raw_config, neighbouring="replace-one", queries=queries))
+    res = dpsynth.release(tiny_table, cfg, rng=np.random.default_rng(5))
+    ledger = [e for e in res.report["ledger"] if e["stage"].startswith("mwem")]
+    assert {e["sensitivity"] for e in ledger if e["stage"] == "mwem-select"} == {2.0}
+    assert {e["measured"]: e["sensitivity"] for e in ledger if e["stage"] == "mwem-measure"} == {
+        "linear(red)": 1.0, "linear(red minus blue)": 2.0}

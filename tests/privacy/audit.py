@@ -190,10 +190,12 @@ runs with its defaults, so a new algorithm is audited without editing this table
 TINY_WORKLOADS: dict[str, dict] = {
     # Two linear queries over the tiny schema (MWEM §2, q(x) ∈ [−1, 1]); each is tight on the worst-case pair
     # (q(x, x) = −1, q(z, z) = +1: replace-one moves q(B) by 2, add-remove by 1).  The first has fractional
-    # weights (continuous noise), the second weights in {−1, 0, 1} (integer noise).
+    # weights (continuous noise), the second weights in {−1, 0, 1} (integer noise); the third is a 0/1 count,
+    # measured at its own sensitivity 1 while the selection uses 2 under replace-one.
     "linear": {"queries": [
         {"name": "xx to zz", "columns": ["a", "b"], "weights": [-1, 0.5, -0.25, 0.5, 0, 0.75, -0.25, 0.75, 1]},
         {"name": "a is z minus a is x", "columns": ["a"], "weights": [-1, 0, 1]},
+        {"name": "b is z", "columns": ["b"], "weights": [0, 0, 1]},  # a count: sensitivity 1 under both
     ]},
     # DualQuery's parities (§6) over the one-hot bits of the two 3-valued columns: 9 queries
     "parities": {"k": 2},
@@ -216,7 +218,7 @@ def with_section(workload: dict, section: str) -> dict:
 
 SECTION_RUNS: dict[tuple[str, str], dict] = {
     ("ireduct", "queries"): {"params": {"lambda_delta": 0.1}, "kinds": {"laplace-chain", "noise-down"}},
-    ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 2},
+    ("mwem", "linear"): {"params": {"marginal_queries": "none", "iterations": 3},
                          "kinds": {"laplace", "discrete-laplace", "exponential"}},
     ("dualquery", "parities"): {"params": {}, "kinds": {"exponential-samples"}},
 }
