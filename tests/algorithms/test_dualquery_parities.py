@@ -206,3 +206,17 @@ def test_plan_names_the_parities_and_the_alpha_beta_parameters(root, runner, tmp
     assert "560 parities of 3 literals (and their negations)" in res.stdout
     assert ("T=139 rounds of s=1032 query samples, eta=0.225 (solved for T, s and eta from alpha and beta "
             "(Algorithm 2) at n=21,574)") in res.stdout
+
+
+def test_benchmark_baselines_are_exact_without_noise(root, nltcs):
+    """benchmarks/bench_dualquery_parities.py: at ε = 10¹² the laplace-marginals and Laplace-on-parities
+    baselines return the exact parity answers (their reading of the noisy counts is right)."""
+    from benchmarks.bench_dualquery_parities import _laplace_marginals, _laplace_parities
+
+    cfg = parse_config(_raw(root))
+    codes = nltcs.iloc[:2000].to_numpy()
+    q = parity_workload({"k": 3, "count": 40, "seed": 1}, cfg.domain)
+    exact = q.answers(codes)
+    rng = np.random.default_rng(0)
+    np.testing.assert_allclose(_laplace_marginals(codes, q, 1e12, 2000, rng), exact, atol=1e-9)
+    np.testing.assert_allclose(_laplace_parities(exact, 1e12, 2000, rng), exact, atol=1e-9)

@@ -24,6 +24,12 @@ runs CBC alone.  Free columns (touched by no sampled clause) follow the
 paper's §7 heuristic: ``first`` (code 0, the paper's "set to 0" on 0/1
 data) or ``uniform`` (uniformly random value).
 
+Parity queries (§6, ``workload.parities``) run through the same loop, accounting
+and report: they are measured in their 0/1 form (fraction of rows with an even
+count, so q(D) moves by at most 1/n as for conjunctions), the local search
+recounts flipped parities, and CBC solves §6's integer program
+(:func:`~dpsynth.algorithms.dualquery.solver.build_model`).
+
 Parameters: give any two of T, s, eta; the missing one is solved so the
 ledger total meets privacy.epsilon (dq_privacy.solve_parameters).  Or give
 the target accuracy alpha and failure probability beta instead: Algorithm 2's
