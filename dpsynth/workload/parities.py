@@ -45,6 +45,7 @@ import numpy as np
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_int
+from dpsynth.workload.conjunctions import Clauses
 
 __all__ = ["Parities", "ParityClauses", "parity_counts", "parity_workload"]
 
@@ -97,39 +98,21 @@ class Parities:
 
 
 @dataclass(frozen=True)
-class ParityClauses:
+class ParityClauses(Clauses):
     """One round's best-response instance for parities (§6): distinct sampled (query, sign) pairs.
 
     ``positive[j]`` is True for a parity p_S (even), False for its negation (odd); ``weights[j]``
-    counts how often it was sampled.
+    counts how often it was sampled.  Only :meth:`satisfied` differs from the conjunctions'
+    :class:`~dpsynth.workload.conjunctions.Clauses` (its ``objective`` counts the sampled queries the
+    record answers 1: §6, "takes value 1 on as many of these queries as possible").
     """
 
-    attrs: np.ndarray
-    values: np.ndarray
-    positive: np.ndarray
-    weights: np.ndarray
-
     kind = "parity"
-
-    def __len__(self) -> int:
-        return int(self.attrs.shape[0])
 
     def satisfied(self, record: np.ndarray) -> np.ndarray:
         on = np.asarray(record)[self.attrs] == self.values
         even = np.logical_not(np.logical_xor.reduce(on, axis=1))
         return np.where(self.positive, even, ~even)
-
-    def objective(self, record: np.ndarray) -> int:
-        """Weighted number of sampled queries the record answers 1 (§6: "takes value 1 on as many")."""
-        return int(self.weights[self.satisfied(record)].sum())
-
-    @classmethod
-    def from_samples(cls, queries: Parities, sample: np.ndarray) -> ParityClauses:
-        """``sample`` indexes the 2Q queries: i < Q is parity i, i ≥ Q the negation of i − Q."""
-        ids, weights = np.unique(np.asarray(sample), return_counts=True)
-        q = len(queries)
-        base = ids % q
-        return cls(queries.attrs[base], queries.values[base], ids < q, weights.astype(np.int64))
 
 
 def _widths(domain: Domain) -> np.ndarray:
