@@ -398,8 +398,37 @@ def _dualquery_outlook(f: _Facts, sol, n_queries: int) -> str:
             f"max error {view.theorem_alpha:.3g}, vacuous when >= 1)" + (f"; {view.message}" if view.message else ""))
 
 
+def _ireduct_queries(f: _Facts) -> AlgorithmPlan:
+    """iReduct over ``workload.queries`` (counting queries as cell sets): one charge for all queries at the
+    generalized sensitivity (Definition 4), noise-down arrays over the queries, the counts of their columns."""
+    q = f.config.workload.queries
+    domain = f.config.domain
+    factor = f.config.privacy.neighbouring.histogram_l1
+    sens = factor * q.depth
+    cells = domain.cells(q.attrs)
+    share = float(q.masks(domain).mean(axis=1).mean()) if len(q) else 0.0
+    sd = math.sqrt(2.0) * sens / f.epsilon
+    cols = ", ".join(domain.names[a] for a in q.attrs)
+    memory = {"exact counts of the queries' columns": _COUNT_CELL * cells,
+              "noise-down working arrays": _IREDUCT_CELL * len(q)}
+    synth_bytes, synth_seconds = _synthesis(f)
+    memory["synthesis model"] = synth_bytes
+    return AlgorithmPlan(
+        stages=[("ireduct", (f"epsilon {f.epsilon:.4g} spent by noise-down steps, one charge for all "
+                            f"{len(q)} queries (a row is in at most {q.depth} of them: L1 sensitivity {sens:g})"))],
+        memory=memory, seconds=synth_seconds + _T_CELL_IREDUCT * (cells + len(q)),
+        queries=f"{len(q)} counting queries (cell sets) over {len(q.attrs)} columns ({cols})",
+        noise_sd=None,
+        noise_note=(f"standard deviation {sd:.4g} per query answer at equal scales ({sd / max(f.rows, 1):.3g} of n; "
+                    f"iReduct lowers it where relative error matters); an average query holds about "
+                    f"{share * f.rows:.4g} rows if the rows were spread evenly over its columns' cells"),
+    )
+
+
 def _ireduct_like(name: str) -> Callable[[_Facts], AlgorithmPlan]:
     def predict(f: _Facts) -> AlgorithmPlan:
+        if name == "ireduct" and f.config.workload.queries is not None:
+            return _ireduct_queries(f)
         m = len(f.marginal_cells)
         per = f.epsilon / max(m, 1)
         memory = _marginal_memory(f)
@@ -561,7 +590,8 @@ def format_plan(plan: Plan) -> str:
     lines += [
         f"  full domain: {plan.domain_cells:.3g} cells",
         "",
-        f"Workload: {plan.marginals} marginals, {plan.total_cells:,} cells in all, largest {plan.largest_cells:,} cells",
+        *([(f"Workload: {plan.marginals} marginals, {plan.total_cells:,} cells in all, "
+           f"largest {plan.largest_cells:,} cells")] if plan.marginals else []),
         f"Measured: {plan.alg.queries}",
         "",
         "Budget:",

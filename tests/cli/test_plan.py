@@ -147,3 +147,17 @@ def test_every_algorithm_has_a_predictor(tmp_path, algorithm):
     p = make_plan(cfg, rows=32561)
     assert p.peak_memory > 100 << 20 and p.alg.stages and p.seconds > 0
     assert plan_mod.format_plan(p).startswith(f"dpsynth plan: {algorithm}\n")
+
+
+def test_plan_of_an_ireduct_queries_release_states_the_queries_and_their_sensitivity(runner):
+    """workload.queries (cell sets): the queries, the one charge at the sensitivity the release uses (a row is in
+    at most 6 of the 8 example queries; the release's report says query_sensitivity 6.0), the per-query noise."""
+    res = runner.invoke(app, ["plan", "-c", "configs/adult-ireduct-queries.yaml", "--rows", "32561"])
+    assert res.exit_code == 0, res.stderr
+    out = res.stdout
+    assert "Workload:" not in out
+    assert "Measured: 8 counting queries (cell sets) over 5 columns (age, race, sex, hours-per-week, income)\n" in out
+    assert ("  ireduct: epsilon 1 spent by noise-down steps, one charge for all 8 queries (a row is in at most 6 of "
+            "them: L1 sensitivity 6)\n") in out
+    assert "Noise: standard deviation 8.485 per query answer at equal scales (0.000261 of n;" in out  # sqrt(2)*6/1
+    assert "noise-down working arrays: 1.1 KB\n" in out
