@@ -85,6 +85,9 @@ def release(
     outputs = [output, report] + ([marginals] if marginals else []) + ([model] if model else [])
     if len(set(outputs)) != len(outputs):
         raise UsageError("--output, --report, --marginals and --model must be different paths")
+    if marginals and cfg.workload.queries is not None:  # known from the config: refuse before any data is read
+        raise UsageError("workload.queries: the noisy answers are in the report (algorithm.details.queries), "
+                         "not in --marginals (drop --marginals)")
     for path in outputs:
         check_output_path(path, force=force)
     if input != "-" and input in outputs:

@@ -216,3 +216,15 @@ def test_python_dash_m_entry_point(root, tmp_path):
     res = subprocess.run([sys.executable, "-m", "dpsynth", "--version"], capture_output=True, text=True, cwd=root, check=False,
                          env={**os.environ, "PYTHONPATH": str(root)})
     assert res.returncode == 0 and res.stdout.startswith("dpsynth ")
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ("configs/adult-ireduct-queries.yaml", ("workload.queries: the noisy answers are in the report "
+     "(algorithm.details.queries), not in --marginals (drop --marginals)")),
+])
+def test_marginals_an_algorithm_cannot_release_is_refused_before_any_data(runner, tmp_path, config, message):
+    """Known from the config alone: exit 2 before the input is opened (it does not exist here) or budget spent."""
+    res = _release(runner, "-c", config, "-i", tmp_path / "absent.csv", "-o", tmp_path / "o.csv",
+                   "--marginals", tmp_path / "m.csv")
+    _one_line_error(res, 2, message)
+    assert not list(tmp_path.iterdir())
