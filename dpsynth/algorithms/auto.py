@@ -138,5 +138,4 @@ SPEC = AlgorithmSpec(
     composition=composition,
     workload=frozenset({"marginals"}),
     audit_params=({},),
-    releases_marginals=False,
 )

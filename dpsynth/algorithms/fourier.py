@@ -409,6 +409,5 @@ SPEC = AlgorithmSpec(
     run=run,
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous", "fit": "mw"}),
-    releases_marginals=True,
     preflight=preflight,
 )

@@ -512,6 +512,5 @@ SPEC = AlgorithmSpec(
     run=run,
     workload=frozenset({"marginals", "queries"}),
     audit_params=({}, {"error_weight": "sum"}, {"pick": "max"}),
-    releases_marginals=True,
     preflight=synthesis_preflight,
 )

@@ -131,6 +131,5 @@ SPEC = AlgorithmSpec(
     run=run,
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}),
-    releases_marginals=True,
     preflight=synthesis_preflight,
 )

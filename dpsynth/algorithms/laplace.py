@@ -106,6 +106,5 @@ SPEC = AlgorithmSpec(
     run=run,
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}, {"noise": "snapping"}),
-    releases_marginals=True,
     preflight=synthesis_preflight,
 )

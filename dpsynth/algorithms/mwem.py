@@ -777,7 +777,6 @@ SPEC = AlgorithmSpec(
                   {"init": "cells", "variant": "paper"},
                   {"noise": "continuous"}, {"noise": "continuous", "variant": "paper"},
                   {"noise": "continuous", "accounting": "zcdp", "variant": "paper"}),
-    releases_marginals=False,
     preflight=preflight,
     check_workload=check_workload,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",

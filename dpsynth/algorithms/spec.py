@@ -51,7 +51,6 @@ class AlgorithmSpec:
     composition: Callable[[Any, Any], Composition] = _basic
     workload: frozenset[str] = frozenset({"marginals"})
     audit_params: tuple[Mapping[str, Any], ...] = ({},)
-    releases_marginals: bool = False
     preflight: Callable[[Any, Any, Any], None] | None = None
     check_workload: Callable[[Any, Any, Any], None] | None = None
     needs_delta: Callable[[Mapping[str, Any]], bool] = field(default=lambda raw: False)
