@@ -39,6 +39,7 @@ __all__ = [
     "parse_bytes",
     "parse_config",
     "with_discovered_schema",
+    "zero_config",
 ]
 
 DEFAULT_MAX_CELLS = 10_000_000
@@ -81,6 +82,7 @@ class Config:
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
     max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
     strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
+    schema_spend: tuple[float, float] | None = None  # schema.discovery: (ε, δ) a private discovery spent on it
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -218,14 +220,19 @@ def parse_config(raw: Any) -> Config:
         raise ConfigError("schema: required")
     if isinstance(raw["schema"], Mapping) and "discover" in raw["schema"]:
         return _discover_config(raw)
-    domain, unknown = _schema(raw["schema"])
+    schema_raw = raw["schema"]
+    spend = None
+    if isinstance(schema_raw, Mapping) and "discovery" in schema_raw:
+        spend = _schema_spend(schema_raw["discovery"])
+        schema_raw = {k: v for k, v in schema_raw.items() if k != "discovery"}
+    domain, unknown = _schema(schema_raw)
     strip = raw["schema"].get("strip", False)
     if not isinstance(strip, bool):
         raise ConfigError(f"schema.strip: expected true or false, got {strip!r}")
     privacy = _privacy(raw.get("privacy"))
     alg = _mapping(raw.get("algorithm"), "algorithm")
     _no_extra(alg, {"name", "params"}, "algorithm")
-    name = _choice(alg.get("name", "laplace"), algorithm_names(), "algorithm.name")
+    name = _choice(alg.get("name", DEFAULT_ALGORITHM), algorithm_names(), "algorithm.name")
     raw_params = _mapping(alg.get("params"), "algorithm.params")
     spec = get_algorithm(name)
     params = spec.parse_params(raw_params)
@@ -257,7 +264,52 @@ def parse_config(raw: Any) -> Config:
         max_cells=max_cells,
         max_memory=max_memory,
         strip=strip,
+        schema_spend=spend,
     )
+
+
+def _schema_spend(raw: Any) -> tuple[float, float]:
+    """``schema.discovery: {epsilon_spent, delta_spent}``: what the private discovery of this schema spent (written
+    by ``dpsynth schema discover`` and by a zero-config release); a release that uses the schema adds it to its
+    report's totals."""
+    raw = _mapping(raw, "schema.discovery")
+    _no_extra(raw, {"epsilon_spent", "delta_spent", "note"}, "schema.discovery")
+    if "epsilon_spent" not in raw:
+        raise ConfigError("schema.discovery.epsilon_spent: required (the epsilon the discovery of this schema spent)")
+    eps = _number(raw["epsilon_spent"], "schema.discovery.epsilon_spent", minimum=0.0)
+    delta = _number(raw.get("delta_spent", 0.0), "schema.discovery.delta_spent", minimum=0.0)
+    return eps, delta
+
+
+DEFAULT_ALGORITHM = "auto"
+"""The algorithm of a config without ``algorithm.name`` (and of a zero-config release)."""
+
+DISCOVER_SHARE = 0.2
+"""Share of ε (and half of δ) that a zero-config release spends on private schema discovery."""
+
+DEFAULT_DELTA = 1e-6
+"""δ of a zero-config release when none is given: partition selection of categories needs δ > 0."""
+
+
+def zero_config(epsilon: float, delta: float | None = None) -> Config:
+    """The configuration of ``dpsynth release -i TABLE -o OUT --epsilon E`` (no ``-c``): the schema discovered
+    privately with :data:`DISCOVER_SHARE` of the budget (half of δ), then ``auto`` on all 2-way marginals with
+    the rest, in one ledger; n public (as in every config without ``privacy.n``)."""
+    delta = DEFAULT_DELTA if delta is None else delta
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{name}: expected a finite number, got {value!r}")
+    if epsilon <= 0:
+        raise ConfigError(f"epsilon: must be > 0, got {epsilon!r}")
+    if not 0 < delta < 1:
+        raise ConfigError(f"delta: must be in (0, 1) for a release without a schema (the discovery of categories "
+                          f"needs it), got {delta!r}")
+    return parse_config({
+        "schema": {"discover": {"epsilon": DISCOVER_SHARE * epsilon, "delta": delta / 2}},
+        "privacy": {"epsilon": float(epsilon), "delta": float(delta)},
+        "algorithm": {"name": DEFAULT_ALGORITHM},
+        "workload": {"marginals": {"k": 2}},
+    })
 
 
 def _discover_config(raw: Mapping[str, Any]) -> Config:
@@ -288,10 +340,23 @@ def _discover_config(raw: Mapping[str, Any]) -> Config:
 def with_discovered_schema(config: Config, schema: Mapping[str, Any], *, epsilon: float, delta: float) -> Config:
     """The release config of a ``schema.discover`` config: the discovered ``schema`` and the budget
     (ε, δ) left after discovery (computed by the accountant); the CLI's overrides (max_cells) are kept."""
+    raw = release_document(config, schema, epsilon=epsilon, delta=delta)
+    return replace(parse_config(raw), max_cells=config.max_cells, max_memory=config.max_memory)
+
+
+def release_document(config: Config, schema: Mapping[str, Any], *, epsilon: float, delta: float,
+                     spent: tuple[float, float] | None = None) -> dict:
+    """The config document of a ``schema.discover`` config's release: its own sections with the discovered
+    ``schema`` and the budget (ε, δ) left after discovery; with ``spent`` the schema records the discovery's
+    spend (``schema.discovery``), as the file a zero-config release writes beside its rows."""
     raw = {k: v for k, v in (config.raw or {}).items() if k != "schema"}
     raw["privacy"] = {**_mapping(raw.get("privacy"), "privacy"), "epsilon": epsilon, "delta": delta}
-    return replace(parse_config({**raw, "schema": dict(schema)}), max_cells=config.max_cells,
-                   max_memory=config.max_memory)
+    schema = dict(schema)
+    if spent is not None:
+        schema["discovery"] = {"epsilon_spent": spent[0], "delta_spent": spent[1],
+                               "note": "this schema was learned from the data by private discovery: a release "
+                                       "that uses it adds this spend to its report's totals"}
+    return {"schema": schema, **raw}
 
 
 def load_config(path: str | Path) -> Config:

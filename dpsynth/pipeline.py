@@ -63,6 +63,7 @@ class ReleaseResult:
     diagnostics: dict = field(default_factory=dict)  # not in the report (e.g. run times)
     draw_entropy: tuple[int, ...] = ()
     codes: np.ndarray | None = None  # rows fixed by the algorithm itself (DualQuery)
+    config_document: dict | None = None  # a discovered schema's release config, reusable (all of it DP output)
 
     def chunks(self, chunk_rows: int = CHUNK_ROWS) -> Iterator[Decoded]:
         """The synthetic rows, ``chunk_rows`` at a time (the same rows on every call)."""
@@ -117,24 +118,40 @@ def preflight(config: Config) -> None:
 
 def release(
     table: pd.DataFrame,
-    config: Config,
+    config: Config | None = None,
     *,
-    rng: np.random.Generator,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rng: np.random.Generator | int | None = None,
     seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
     """Release differentially private synthetic rows of ``table`` under ``config``.
 
-    ``rng`` supplies all randomness (pass ``np.random.default_rng()`` for OS
-    entropy); ``seeded`` only changes what the report says about it: True
-    ("seeded"), False ("os-entropy", the CLI's own generator) or None, the
-    default ("caller-supplied generator": the library cannot know how ``rng``
-    was made).
+    Without ``config``, the zero-config release: ``dpsynth.release(df, epsilon=1.0)`` discovers the schema
+    privately in the same budget and runs ``auto`` (:func:`dpsynth.config.zero_config`; ``delta`` defaults to
+    :data:`dpsynth.config.DEFAULT_DELTA`); ``result.config_document`` is the reusable configuration.
+
+    ``rng`` supplies all randomness: a Generator, an int seed, or None for OS entropy (normalised once with
+    ``np.random.default_rng``, scientific-python SPEC 7); ``seeded`` only changes what the report says about
+    it: True ("seeded"), False ("os-entropy") or None: "seeded" for an int, "os-entropy" for None, and
+    "caller-supplied generator" for a Generator (the library cannot know how it was made).
     ``notice`` receives human-readable remarks (dropped columns) that are not
     part of the report.  A config with ``schema: {discover: ...}`` learns its
     schema first, in the same budget (:func:`release_discovered`).
     """
+    if config is None:
+        if epsilon is None:
+            raise ConfigError("epsilon: required for a release without a configuration (e.g. epsilon=1.0)")
+        from dpsynth.config import zero_config
+
+        config = zero_config(epsilon, delta)
+    elif epsilon is not None or delta is not None:
+        raise ConfigError("epsilon/delta: give them in the configuration (privacy.epsilon) when a config is passed")
+    if seeded is None and not isinstance(rng, np.random.Generator):
+        seeded = rng is not None
+    rng = np.random.default_rng(rng)
     if config.discover is not None:
         return release_discovered(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     preflight(config)
@@ -232,6 +249,11 @@ def release_from_counts(
     )
     fitted = out.model if out.model is not None else _records_model(codes, config.domain.sizes)
     model = ReleasedModel(config, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
+    if config.schema_spend is not None:  # the schema records its own private discovery: one set of totals
+        from dpsynth.report import add_recorded_discovery
+
+        report = add_recorded_discovery(report, config.schema_spend)
+        model = replace(model, privacy=report["privacy"], ledger=report["ledger"])
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
     # seeded here by the release's own randomness.
@@ -261,7 +283,7 @@ def release_discovered(
     what is left of ``privacy`` (exactly, by :func:`~dpsynth.privacy.accountant.budget_after`), and the
     report's ledger and totals cover both phases (:func:`dpsynth.report.add_discovery`).
     """
-    from dpsynth.config import with_discovered_schema
+    from dpsynth.config import release_document, with_discovered_schema
     from dpsynth.data.discover import discover_schema
     from dpsynth.privacy.accountant import budget_after
     from dpsynth.report import add_discovery
@@ -276,6 +298,7 @@ def release_discovered(
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
     result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
     result.diagnostics["discovered_schema"] = found.schema
+    result.config_document = release_document(config, found.schema, epsilon=eps, delta=delta, spent=ledger.spent())
     return result
 
 

@@ -217,43 +217,79 @@ def add_discovery(report: dict[str, Any], discovery, discovery_ledger: Ledger, *
     """A release report that covers the schema discovery run before it in the same budget.
 
     The discovery charges come first in the ledger; ``epsilon_spent``/``delta_spent`` are the two
-    phases composed sequentially (basic composition of their totals, summed exactly by the accountant);
-    ``epsilon_requested``/``delta_requested`` are the whole budget (``epsilon``, ``delta``).
+    phases composed sequentially (basic composition of their totals, summed exactly by the accountant), and so
+    are the replace-one figure and the basic-composition figure; ``epsilon_requested``/``delta_requested`` are
+    the whole budget (``epsilon``, ``delta``).
     """
-    from dpsynth.privacy.accountant import sequential_spent
-
     rel = report["privacy"]
-    ledger = [c.to_dict() for c in discovery_ledger.charges] + list(report["ledger"])
-    if rel["composition"]["theorem"] == "basic":  # one exact sum over both phases' charges
-        eps, dlt = sequential_spent([(c["epsilon"], c["delta"]) for c in ledger])
-    else:
-        eps, dlt = sequential_spent([discovery_ledger.spent(), (rel["epsilon_spent"], rel["delta_spent"])])
-    d_eps, d_delta = discovery_ledger.spent()
-    out = dict(report)
-    out["ledger"] = ledger
-    out["privacy"] = {
-        **rel,
-        "epsilon_requested": epsilon,
-        "delta_requested": delta,
-        "epsilon_spent": eps,
-        "delta_spent": dlt,
-        "discovery": {
-            "epsilon_spent": d_eps,
-            "delta_spent": d_delta,
-            "release_epsilon_budget": report["privacy"]["epsilon_requested"],
-            "release_delta_budget": report["privacy"]["delta_requested"],
-            "statement": "the schema was learned from the data by private discovery (schema.discover) "
-            "before the release; its charges are the first ledger entries (stage 'discover'), and the "
-            "totals compose the discovery and the release sequentially (their epsilons and deltas add up)",
-            "columns": discovery.columns,
-        },
-    }
+    out = _with_discovery(report, discovery_ledger.spent(),
+                          discovery_ledger.replace_one_equivalent(rel["neighbouring"]),
+                          charges=[c.to_dict() for c in discovery_ledger.charges])
+    out["privacy"].update(epsilon_requested=epsilon, delta_requested=delta)
+    out["privacy"]["discovery"].update(
+        release_epsilon_budget=rel["epsilon_requested"],
+        release_delta_budget=rel["delta_requested"],
+        statement="the schema was learned from the data by private discovery (schema.discover) before the "
+        "release; its charges are the first ledger entries (stage 'discover'), and the totals compose the "
+        "discovery and the release sequentially (their epsilons and deltas add up)",
+        columns=discovery.columns,
+    )
     out["privacy"]["public_information"] = [
         ("the configuration: discovery hints and settings, workload, algorithm parameters; the schema "
         "itself is the output of the discovery mechanisms"),
         *rel["public_information"][1:],
         *discovery.public,
     ]
+    dropped = {k: v["dropped"] for k, v in discovery.columns.items() if "dropped" in v}
+    out["warnings"] = [*report["warnings"], *(f"column '{k}' is not in the release: {why}" for k, why in dropped.items())]
+    return out
+
+
+def add_recorded_discovery(report: dict[str, Any], spent: tuple[float, float]) -> dict[str, Any]:
+    """A release report on a schema that records its own private discovery (``schema.discovery``): the totals,
+    the replace-one figure and the basic-composition figure add the recorded spend (sequential composition)."""
+    from dpsynth.privacy.accountant import group_of_two
+
+    declared = report["privacy"]["neighbouring"]
+    out = _with_discovery(report, spent, spent if declared == "replace-one" else group_of_two(*spent), charges=[])
+    out["privacy"]["epsilon_requested"] = float(exact_sum([report["privacy"]["epsilon_requested"], spent[0]]))
+    out["privacy"]["delta_requested"] = float(exact_sum([report["privacy"]["delta_requested"], spent[1]]))
+    out["privacy"]["discovery"]["statement"] = (
+        "the schema records that it was learned from this data by private discovery (schema.discovery in the "
+        "configuration); that spend is added to every total here (sequential composition). Its charges are in "
+        "the discovery's own report, not in this ledger")
+    return out
+
+
+def _with_discovery(report: dict[str, Any], spent: tuple[float, float], replace_one: tuple[float, float], *,
+                    charges: list[dict]) -> dict[str, Any]:
+    """The report with a discovery phase composed before it (basic composition of the phases' totals)."""
+    from dpsynth.privacy.accountant import sequential_spent
+
+    rel = report["privacy"]
+    ledger = charges + list(report["ledger"])
+    if rel["composition"]["theorem"] == "basic":  # one exact sum over both phases' charges
+        eps, dlt = sequential_spent([(c["epsilon"], c["delta"]) for c in ledger]) if charges else \
+            sequential_spent([spent, (rel["epsilon_spent"], rel["delta_spent"])])
+    else:
+        eps, dlt = sequential_spent([spent, (rel["epsilon_spent"], rel["delta_spent"])])
+    ro_eps, ro_delta = sequential_spent([replace_one, (rel["replace_one"]["epsilon"], rel["replace_one"]["delta"])])
+    b_eps, b_delta = sequential_spent([spent, (rel["composition"]["epsilon_spent_basic"],
+                                               rel["composition"]["delta_spent_basic"])])
+    out = dict(report)
+    out["ledger"] = ledger
+    out["privacy"] = {
+        **rel,
+        "epsilon_spent": eps,
+        "delta_spent": dlt,
+        "replace_one": {"epsilon": ro_eps, "delta": ro_delta,
+                        "statement": rel["replace_one"]["statement"].split(". Between")[0]
+                        + f"; the schema discovery adds its own replace-one figure (epsilon={replace_one[0]:.6g}, "
+                        f"delta={replace_one[1]:.3g}). Between two datasets of the same size that differ in one row "
+                        f"the guarantee is epsilon={ro_eps:.6g}, delta={ro_delta:.3g}"},
+        "composition": {**rel["composition"], "epsilon_spent_basic": b_eps, "delta_spent_basic": b_delta},
+        "discovery": {"epsilon_spent": spent[0], "delta_spent": spent[1]},
+    }
     return out
 
 
@@ -266,10 +302,11 @@ def _guarantee_lines(p: dict) -> list[str]:
         return [f"- {rel}: {val}" for rel, val in both.items()]
     d = f", delta {delta:.3g}" if delta else ""
     if p["neighbouring"] == "add-remove":
+        ro = p.get("replace_one") or {"epsilon": 2 * eps, "delta": delta * (1 + math.exp(eps))}
         return [
             f"- add-remove (adding or removing one row), as configured: epsilon {eps:.4g}{d}",
-            f"- replace-one (changing one row): at most epsilon {2 * eps:.4g}"
-            + (f", delta {delta * (1 + math.exp(eps)):.3g}" if delta else "")
+            f"- replace-one (changing one row): at most epsilon {ro['epsilon']:.4g}"
+            + (f", delta {ro['delta']:.3g}" if ro["delta"] else "")
             + " (a replacement is a removal plus an addition: group privacy for 2 rows)",
         ]
     return [

@@ -68,9 +68,10 @@ def schema_discover(
         "# Learned from the data by DP schema discovery (dpsynth schema discover), not from public knowledge.\n"
         f"# Budget: epsilon={spec.epsilon:g}, delta={spec.delta:g} (spent epsilon={eps:.6g}, delta={dlt:.3g}), "
         f"{nb.value} neighbours, {datetime.date.today().isoformat()}.\n"
-        "# A release with this schema must count that budget too: its total privacy loss is the sum.\n"
+        "# schema.discovery records that spend: a release with this schema adds it to its report's totals.\n"
         "# (schema: {discover: ...} in a release config does both in one run, in one ledger.)\n"
     )
+    discovery.schema["discovery"] = {"epsilon_spent": eps, "delta_spent": dlt}
     settings = {"max_categories": max_categories, "bins": bins, "edges": edges}
     result = build_discovery_report(discovery, ledger, neighbouring=nb, seeded=seed is not None, settings=settings)
     with OutputSet(force=force) as out:

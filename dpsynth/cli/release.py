@@ -26,9 +26,12 @@ from dpsynth.errors import UsageError
 @app.command()
 @handle_errors
 def release(
-    config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm).")],
     input: Annotated[str, typer.Option("--input", "-i", help="Input table: .csv, .csv.gz, .parquet, or - for CSV on stdin.")],
     output: Annotated[str, typer.Option("--output", "-o", help="Synthetic rows: .csv, .csv.gz, .parquet, or - for CSV on stdout.")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm). Without it: the zero-config release (give --epsilon): the schema is discovered privately in the same budget and 'auto' runs.")] = None,
+    epsilon: Annotated[float | None, typer.Option("--epsilon", help="Total privacy budget of a release without -c (discovery included).")] = None,
+    delta: Annotated[float | None, typer.Option("--delta", help="Total delta of a release without -c (default 1e-6; the discovery of categories needs delta > 0).")] = None,
+    config_out: Annotated[str | None, typer.Option("--config-out", help="Where a release with a discovered schema writes its reusable configuration (default: <output>.config.yaml).")] = None,
     report: Annotated[str | None, typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
     marginals: Annotated[str | None, typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Also write the released model (docs/model-format.md): draw more rows later with 'dpsynth sample', no data, no budget.")] = None,
@@ -57,7 +60,22 @@ def release(
     t0 = time.perf_counter()
     console = stderr_console(quiet or silent)
     warn = stderr_console(silent)  # warnings and notices: shown under --quiet, not under --silent
-    cfg = load_config(config)
+    if config is None:
+        if epsilon is None:
+            raise UsageError("give --config/-c, or --epsilon for a release without a configuration "
+                             "(e.g. dpsynth release -i data.csv -o synth.csv --epsilon 1)")
+        from dpsynth.config import zero_config
+        from dpsynth.errors import ConfigError
+
+        try:
+            cfg = zero_config(epsilon, delta)
+        except ConfigError as exc:
+            raise UsageError(f"--{exc}") from None
+    else:
+        if epsilon is not None or delta is not None:
+            raise UsageError("--epsilon/--delta are for a release without -c; set privacy.epsilon and privacy.delta "
+                             "in the configuration")
+        cfg = load_config(config)
     if max_cells is not None:
         if max_cells < 1:
             raise UsageError(f"--max-cells must be >= 1, got {max_cells}")
@@ -82,9 +100,16 @@ def release(
         raise UsageError("--report and --output cannot both be stdout")
     if model == "-":
         raise UsageError("--model must be a file path, not - (stdout)")
-    outputs = [output, report] + ([marginals] if marginals else []) + ([model] if model else [])
+    if cfg.discover is None and config_out is not None:
+        raise UsageError("--config-out is for a release that discovers its schema (no -c, or schema.discover)")
+    if cfg.discover is not None and config_out is None:
+        if output == "-":
+            raise UsageError("--config-out is required when the output is stdout (-o -) and the schema is discovered")
+        config_out = f"{output}.config.yaml"
+    outputs = [output, report] + ([marginals] if marginals else []) + ([model] if model else []) \
+        + ([config_out] if config_out else [])
     if len(set(outputs)) != len(outputs):
-        raise UsageError("--output, --report, --marginals and --model must be different paths")
+        raise UsageError("--output, --report, --marginals, --model and --config-out must be different paths")
     if marginals and cfg.workload.queries is not None:  # known from the config: refuse before any data is read
         raise UsageError("workload.queries: the noisy answers are in the report (algorithm.details.queries), "
                          "not in --marginals (drop --marginals)")
@@ -118,9 +143,27 @@ def release(
         out.add_bytes(report, report_bytes)
         if model:
             out.add_bytes(model, result.model.with_report(report_bytes).to_bytes())
+        if config_out and result.config_document is not None:
+            out.add_bytes(config_out, _config_yaml(result.config_document, result.report).encode("utf-8"))
         out.commit()
+    if config_out and not (quiet or silent):
+        console.print(f"discovered configuration written to {config_out} (reuse it with -c; it records the "
+                      "discovery's spend)")
     _summary(console, warn, result.report, {"checks": t_read - t0, "read and release": t_alg - t_read,
                                             "write": time.perf_counter() - t_alg})
+
+
+def _config_yaml(document: dict, report: dict) -> str:
+    """The reusable configuration of a release whose schema was discovered (all of it DP output or public)."""
+    import yaml
+
+    p = report["privacy"]
+    header = (f"# Written by dpsynth release: the schema below was discovered privately from the input "
+              f"(epsilon {p['discovery']['epsilon_spent']:.6g}, delta {p['discovery']['delta_spent']:.3g}; the "
+              f"whole release spent epsilon {p['epsilon_spent']:.6g}, delta {p['delta_spent']:.3g}).\n"
+              "# privacy: is the budget the release used after discovery; schema.discovery records the discovery's\n"
+              "# spend, which a release with this file adds to its report's totals. Edit it like any config.\n")
+    return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=110)
 
 
 def _check_engine(engine: str, input: str, spark_master: str | None) -> None:

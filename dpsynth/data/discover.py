@@ -58,7 +58,7 @@ from dpsynth.errors import ConfigError, DataError
 from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
-from dpsynth.privacy.selection import partition_selection_mechanism, quantile_mechanism
+from dpsynth.privacy.selection import partition_selection_mechanism
 
 __all__ = [
     "DEFAULT_RANGE",
@@ -73,20 +73,29 @@ __all__ = [
 DEFAULT_RANGE = (-1e9, 1e9)
 """The public coarse range of a numeric column without bound hints."""
 
-KIND_SHARE, BOUNDS_SHARE = 0.3, 0.3
-"""Shares of a column's ε: the kind histogram, then the bounds (of the rest); bins get what remains."""
+PROFILE_SHARE = 0.3
+"""Share of a column's ε for the profile histogram (kind and coarse range) when either must be learned; the
+rest goes to partition selection (categorical) or the fine histogram (numeric)."""
 
-KIND_CUT, NULL_CUT, FRACTION_SHARE = 4.0, 2.0, 0.1
-"""Text or fractional values count as present when their noisy count exceeds KIND_CUT noise scales (a false
-positive from a zero count has probability e^-4/2 < 1%); nulls when it exceeds NULL_CUT scales (e^-2/2 = 7%:
-an unneeded null value costs one cell, a missed one makes the release refuse the table).  A numeric column is
-integral (decoded to integers) unless its noisy fractional count exceeds both KIND_CUT scales and
-FRACTION_SHARE of its numbers."""
+FINE_CELLS, MIN_CELLS, FILL = 128, 16, 2.0
+"""The fine histogram of a numeric column: G round cells over its coarse range (one per integer when an
+integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
+row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
+
+COARSE_MARGIN = 2
+"""Logarithmic buckets added on each side of the coarse range (see :meth:`_Column._profile`)."""
+
+FREE_TEXT_SHARE = 0.1
+"""A categorical column whose released categories hold less than this share of its non-null rows (noisy
+counts) is free text or an identifier: it is left out of the schema, and the report says so."""
+
+FRACTION_SHARE = 0.1
+"""A numeric column is integral (decoded to integers) unless the fractional numbers of its profile histogram
+(cells past the cut) exceed both the cut and FRACTION_SHARE of its numbers."""
 
 BUCKET_MISS = 0.01
 """Probability that some empty logarithmic bucket passes the cut and widens the bounds."""
 
-_FINE_GRID = 1000
 _MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 
 
@@ -103,9 +112,7 @@ class ColumnHint:
     missing: str | None = None  # category or error
 
     def complete(self) -> bool:
-        """True when the hint alone is a full column spec (nothing to learn)."""
-        if self.missing is None:
-            return False
+        """True when the hint alone is a full column spec (nothing to learn; ``missing`` defaults to category)."""
         if self.type == "categorical":
             return self.categories is not None
         if self.type == "integer":
@@ -265,14 +272,22 @@ def discover_schema(
             out.columns[name] = {"epsilon": 0.0, "delta": 0.0, "learned": [], "public": sorted(_given(hint))}
             continue
         col = _Column(name, hint, ColumnProfile(table[name]), ledger, neighbouring, rng, spec)
-        out.schema["columns"][name] = col.run(eps_of[name], delta_of.get(name, 0.0))
+        found = col.run(eps_of[name], delta_of.get(name, 0.0))
+        if found is not None:
+            out.schema["columns"][name] = found
         out.columns[name] = {"epsilon": eps_of[name], "delta": delta_of.get(name, 0.0),
                              "learned": col.learned, "public": sorted(_given(hint))}
+        if col.dropped is not None:
+            out.columns[name]["dropped"] = col.dropped
+    if not out.schema["columns"]:
+        raise DataError("schema discovery left no column in the schema (every column looks like free text or an "
+                        "identifier); give hints for the columns to keep")
     out.public = [
         "the column names (the input's header)",
         "the hints given for each column (type, categories, bounds, bins, missing)",
         (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
-        f"{_FINE_GRID} fine grid points, max_categories={spec.max_categories}, bins={spec.bins}, "
+        f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer), "
+        f"max_categories={spec.max_categories}, bins={spec.bins}, "
         f"edges={spec.edges}"),
     ]
     return out
@@ -291,7 +306,7 @@ def _spec_from_hint(h: ColumnHint) -> dict:
         spec = {"type": "numeric", "lower": _plain(h.lower), "upper": _plain(h.upper), "bins": h.bins}
         if h.integer:
             spec["integer"] = True
-    spec["missing"] = h.missing
+    spec["missing"] = h.missing or "category"
     return spec
 
 
@@ -306,66 +321,107 @@ class _Column:
         self.name, self.hint, self.profile, self.ledger, self.rng, self.spec = name, hint, profile, ledger, rng, spec
         self.l1 = neighbouring.histogram_l1
         self.learned: list[str] = []
+        self.dropped: str | None = None  # why the column is left out of the schema (free text, identifiers)
+        self.non_null: float | None = None  # noisy number of non-null rows (a profile output), when profiled
 
-    def run(self, eps: float, delta: float) -> dict:
+    def run(self, eps: float, delta: float) -> dict | None:
         h = self.hint
-        kind, missing, integral = h.type, h.missing, h.integer
-        if h.type == "integer":
-            integral = True
-        need_kind = kind is None or missing is None or (kind == "numeric" and integral is None)
-        if need_kind:
-            k_eps, eps = split_budget(eps, [KIND_SHARE, 1.0 - KIND_SHARE])
-            kind, missing, integral = self._kinds(k_eps, kind, missing, integral)
+        kind, integral = h.type, (True if h.type == "integer" else h.integer)
+        missing = h.missing or "category"  # nulls are always representable unless the user says otherwise
+        if h.missing is None:
+            self.learned.append("missing: category (a discovered schema always has room for nulls)")
+        bounds = (h.lower, h.upper) if h.lower is not None else None
+        need_profile = kind is None or (kind != "categorical" and (bounds is None or integral is None))
+        if need_profile:
+            p_eps, eps = split_budget(eps, [PROFILE_SHARE, 1.0 - PROFILE_SHARE])
+            kind, integral, found = self._profile(p_eps, kind, integral)
+            bounds = bounds or found
         if kind == "categorical":
-            spec = {"type": "categorical", "categories": list(h.categories) if h.categories else
-                    self._categories(eps, delta)}
+            cats = list(h.categories) if h.categories else self._categories(eps, delta)
+            if cats is None:
+                return None
+            spec = {"type": "categorical", "categories": cats}
         else:
-            spec = self._numeric(eps, kind, bool(integral))
+            spec = self._numeric(eps, kind, bool(integral), bounds)
         spec["missing"] = missing
         return spec
 
-    # -- step 1: kind histogram
-    def _kinds(self, eps, kind, missing, integral):
-        noisy = geometric_mechanism(self.profile.kind_counts(), sensitivity=self.l1, epsilon=eps, ledger=self.ledger,
-                                    rng=self.rng, stage="discover", measured=f"{self.name}: rows per kind "
-                                    "(null, integral, fractional, text)")
-        null, whole, frac, text = (max(0, int(v)) for v in noisy)
-        cut = KIND_CUT * self.l1 / eps
+    # -- step 1: the profile histogram (kind and coarse bounds in one measurement)
+    def _profile(self, eps, kind, integral):
+        edges = coarse_grid(*DEFAULT_RANGE)
+        nb = edges.size + 1
+        noisy = geometric_mechanism(self.profile.profile_counts(edges), sensitivity=self.l1, epsilon=eps,
+                                    ledger=self.ledger, rng=self.rng, stage="discover",
+                                    measured=f"{self.name}: rows per kind and logarithmic bucket (null, text, "
+                                    f"integral and fractional numbers per bucket: {2 + 2 * nb} cells)")
+        cut = _cut(self.l1 / eps, noisy.size)
+        kept = np.where(noisy >= cut, noisy, 0)
+        text = int(kept[1])
+        ints, fracs = kept[2:2 + nb], kept[2 + nb:]
+        numbers = int(ints.sum() + fracs.sum())
+        self.non_null = float(max(1, int(np.clip(noisy[1:], 0, None).sum())))
         if kind is None:
-            kind = "categorical" if text > max(cut, 0.01 * (whole + frac + text)) else "numeric"
-            self.learned.append(f"type {kind} (noisy kind counts)")
-        if missing is None:
-            missing = "category" if null > NULL_CUT * self.l1 / eps else "error"
-            self.learned.append(f"missing: {missing} (noisy null count)")
-        if integral is None and kind != "categorical":
-            integral = frac <= max(cut, FRACTION_SHARE * (whole + frac))
+            if text == 0 and numbers == 0:  # nothing stands out of the noise: decide on the raw noisy sums
+                kind = "categorical" if noisy[1] > noisy[2:].sum() else "numeric"
+            else:
+                kind = "categorical" if text > numbers else "numeric"
+            self.learned.append(f"type {kind} (noisy text and number counts)")
+        if kind == "categorical":
+            return kind, integral, None
+        if integral is None:
+            integral = bool(fracs.sum() <= max(cut, FRACTION_SHARE * numbers))
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
-        return kind, missing, integral
+        per_bucket = noisy[2:2 + nb] + noisy[2 + nb:]  # noise of scale √2·b per bucket: a slightly looser cut
+        support = _support(per_bucket, math.sqrt(2.0) * self.l1 / eps)
+        shown = np.array(support) if support is not None else np.array([int(np.argmax(per_bucket))] * 2)
+        # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
+        # side (the fine histogram trims the range again, at a finer resolution).
+        shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
+        ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
+        lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
+        if hi <= lo:
+            hi = lo + 1.0
+        self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
+        return kind, integral, (lo, hi)
 
     # -- step 2: categories
-    def _categories(self, eps, delta) -> list:
+    def _categories(self, eps, delta) -> list | None:
         labels, counts = self.profile.value_counts()
         if labels.size == 0:  # every row null: the mechanism is still charged (its outcome is the empty set)
             counts = np.zeros(0, dtype=np.int64)
-        idx = partition_selection_mechanism(counts, epsilon=eps, delta=delta, sensitivity=self.l1, ledger=self.ledger,
-                                            rng=self.rng, stage="discover",
-                                            measured=f"{self.name}: rows per observed value")
-        kept = [str(x) for x in labels[idx[: self.spec.max_categories]]]
+        idx, noisy = partition_selection_mechanism(counts, epsilon=eps, delta=delta, sensitivity=self.l1,
+                                                   ledger=self.ledger, rng=self.rng, stage="discover",
+                                                   measured=f"{self.name}: rows per observed value",
+                                                   return_noisy=True)
+        top = idx[: self.spec.max_categories]
+        kept = [str(x) for x in labels[top]]
         self.learned.append(f"{len(kept)} categories by partition selection"
                             + (f" (top {self.spec.max_categories} kept)" if len(idx) > self.spec.max_categories else ""))
+        if self.non_null is not None:
+            share = min(1.0, float(np.clip(noisy[: len(top)], 0, None).sum()) / self.non_null)
+            if share < FREE_TEXT_SHARE:
+                self.dropped = (f"mostly distinct values (free text or an identifier): the kept categories hold "
+                                f"about {share:.0%} of the rows (noisy counts); left out of the schema")
+                self.learned.append(self.dropped)
+                return None
+            if share < 0.9:
+                self.learned.append(f"the kept categories hold about {share:.0%} of the non-null rows "
+                                    "(noisy counts); the rest are released as __other__")
         if not kept:
             kept = [_OTHER_ONLY]
             self.learned.append("no value passed the threshold: one placeholder category, every value goes to other")
         return kept
 
     # -- step 3: numeric
-    def _numeric(self, eps, kind, integral) -> dict:
+    def _numeric(self, eps, kind, integral, bounds) -> dict:
         h, bins = self.hint, self.hint.bins or self.spec.bins
-        if h.lower is not None:
-            lo, hi = h.lower, h.upper
-        else:
-            b_eps, eps = split_budget(eps, [BOUNDS_SHARE, 1.0 - BOUNDS_SHARE])
-            lo, hi = self._bounds(b_eps, integral)
+        lo, hi = bounds if bounds is not None else DEFAULT_RANGE
+        equal = self.spec.edges == "equal" or bins == 1
+        weights = None
+        if h.lower is None or not equal:  # refine the bounds and read the edges off one finer histogram
+            lo, hi, weights = self._fine(eps, lo, hi, integral)
+            if h.lower is not None:  # hinted bounds are public: kept as given
+                lo, hi = h.lower, h.upper
         if integral:
             lo, hi = math.ceil(lo), math.floor(hi)
             hi = max(hi, lo + 1)
@@ -375,54 +431,117 @@ class _Column:
             return {"type": "integer", "lower": int(lo), "upper": int(hi)}
         if kind != "integer" and integral and h.bins is None and values <= 2 * bins:
             # Treated like categories: one bin around each integer (a learned 'integer' column would
-            # refuse the stray fractional values that the noisy kind counts cannot rule out).
+            # refuse the stray fractional values that the noisy counts cannot rule out).
             self.learned.append("few integers between the bounds: one bin around each")
             return {"type": "numeric", "edges": [_plain(e) for e in np.arange(lo, hi + 2) - 0.5], "integer": True}
         if too_wide:
             self.learned.append(f"{int(values)} integers between the learned bounds: binned (numeric, integer: true)")
-        if self.spec.edges == "equal" or bins == 1:
+        if equal or weights is None:
             edges = np.linspace(lo, hi, bins + 1)
             if integral:
                 edges = np.unique(np.round(edges))
         else:
-            grid = fine_grid(lo, hi, integral=integral)
-            inner = self._quantiles(grid, np.arange(1, bins) / bins, eps, f"{bins - 1} bin edges")
-            edges = np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
-            self.learned.append(f"{len(edges) - 1} bins with edges at exponential-mechanism quantiles")
+            edges = _quantile_edges(*weights, bins, lo, hi)
+            self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         spec: dict = {"type": "numeric", "edges": [_plain(e) for e in edges]}
         if integral:
             spec["integer"] = True
         return spec
 
-    def _bounds(self, eps: float, integral: bool) -> tuple[float, float]:
-        """Noisy counts of rows per public logarithmic bucket (discrete Laplace, each row in one bucket);
-        the bounds are the outer edges of the lowest and highest buckets whose noisy count reaches the cut
-        at which an empty bucket shows with probability ≤ 1% (of all buckets together)."""
-        edges = coarse_grid(*DEFAULT_RANGE)
-        below, total = self.profile.rank_counts(edges)
-        counts = np.diff(np.concatenate([[0], below, [total]]))  # (-inf, e0), [e0, e1), ..., [e_last, inf)
-        noisy = geometric_mechanism(counts, sensitivity=self.l1, epsilon=eps, ledger=self.ledger, rng=self.rng,
-                                    stage="discover", measured=f"{self.name}: rows per logarithmic bucket")
-        scale = self.l1 / eps
-        alpha = math.exp(-1.0 / scale)
-        cut = math.ceil(scale * math.log(len(counts) / (BUCKET_MISS * (1.0 + alpha))))
-        shown = np.flatnonzero(noisy >= cut)
-        if shown.size == 0:
-            shown = np.array([int(np.argmax(noisy))])
-        ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
-        lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
-        if integral and hi > lo and float(hi).is_integer():
-            hi -= 1.0  # buckets are half-open: [a, b) holds the integers up to b - 1
-        if hi <= lo:
-            hi = float(ext[min(shown[-1] + 2, len(ext) - 1)]) if hi < ext[-1] else lo + 1.0
-        self.learned.append(f"bounds [{lo:g}, {hi:g}] (noisy logarithmic-bucket histogram)")
-        return lo, hi
+    def _fine(self, eps: float, lo: float, hi: float, integral: bool):
+        """A noisy histogram over public round cells covering the coarse range, as many as the noisy row count
+        fills well above the cut (between :data:`MIN_CELLS` and :data:`FINE_CELLS`; one per integer for a short
+        integral range).  (A second, zoomed-in level was measured and rejected: at this budget it loses the
+        tails of adult's age and hours-per-week.)
+        The bounds are the outer edges of the second histogram's support (:func:`_support`), and its noisy
+        counts (clipped at 0) give the bin edges (post-processing)."""
+        cells = FINE_CELLS
+        if self.non_null is not None:  # as many cells as the noisy row count can fill well above the cut
+            cells = int(np.clip(self.non_null / (FILL * _block_cut(self.l1 / eps, 1, FINE_CELLS)), MIN_CELLS,
+                                FINE_CELLS))
+        found = self._level(eps, lo, hi, integral, cells, "fine")
+        if found is None:
+            self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
+            return lo, hi, None
+        self.learned.append(f"bounds [{found[0]:g}, {found[1]:g}] (noisy fine histogram)")
+        return found
 
-    def _quantiles(self, grid: np.ndarray, qs, eps: float, what: str) -> np.ndarray:
-        below, total = self.profile.rank_counts(grid)
-        idx = quantile_mechanism(below, total, qs=qs, epsilon=eps, ledger=self.ledger, rng=self.rng,
-                                 stage="discover", measured=f"{self.name}: {what}")
-        return np.sort(grid[idx])
+    def _level(self, eps: float, lo: float, hi: float, integral: bool, cells: int, what: str):
+        grid = fine_cells(lo, hi, integral=integral, cells=cells)
+        noisy = geometric_mechanism(self.profile.cell_counts(grid), sensitivity=self.l1, epsilon=eps,
+                                    ledger=self.ledger, rng=self.rng, stage="discover",
+                                    measured=f"{self.name}: rows per {what} cell ({grid.size - 1} public cells)")
+        support = _support(noisy, self.l1 / eps)
+        if support is None:
+            return None
+        a, b = support
+        new_lo, new_hi = float(grid[a]), float(grid[b + 1])
+        if integral and grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5:
+            new_lo, new_hi = new_lo + 0.5, new_hi - 0.5  # unit cells [k - 0.5, k + 0.5): bounds are integers
+        mass = np.clip(noisy[a:b + 1], 0, None).astype(float)
+        return new_lo, new_hi, (grid[a:b + 2], mass)
+
+
+def _cut(scale: float, cells: int) -> int:
+    """The noisy count an empty cell reaches with probability ≤ BUCKET_MISS/cells (so, over all cells, ≤
+    BUCKET_MISS): two-sided geometric tail α^c/(1 + α) with α = exp(−1/scale)."""
+    alpha = math.exp(-1.0 / scale)
+    return max(1, math.ceil(scale * math.log(cells / (BUCKET_MISS * (1.0 + alpha)))))
+
+
+def _support(noisy: np.ndarray, scale: float) -> tuple[int, int] | None:
+    """First and last cell of the data's support read off a noisy histogram (post-processing).
+
+    The core is the cells whose own noisy count passes :func:`_block_cut` (all empty cells stay under it with
+    probability ≥ 1 − BUCKET_MISS).  Thin tails spread over many cells cannot pass cell by cell, so each side is
+    then searched in rings of doubling width outside the core (widths 1, 1, 2, 4, … cells): the bound moves to
+    the outer edge of the farthest ring whose noisy sum passes its own cut — at most twice as far out as the
+    tail's mass.  A utility choice, not a privacy one.  None when no cell passes."""
+    G = noisy.size
+    core = np.flatnonzero(noisy >= _block_cut(scale, 1, G))
+    if core.size == 0:
+        return None
+    first, last = int(core[0]), int(core[-1])
+    csum = np.concatenate([[0], np.cumsum(noisy)])
+
+    def rings(span: int) -> list[tuple[int, int]]:  # (start, stop) offsets of the rings, within ``span`` cells
+        out, start, width = [], 0, 1
+        while start < span:
+            out.append((start, min(span, start + width)))
+            start, width = start + width, width if start == 0 else 2 * width
+        return out
+
+    left, right = rings(first), rings(G - 1 - last)
+    count = max(1, len(left) + len(right))
+    new_first, new_last = first, last
+    for a, b in left:  # cells [first − b, first − a)
+        if csum[first - a] - csum[first - b] >= _block_cut(scale, b - a, count):
+            new_first = first - b
+    for a, b in right:  # cells (last + a, last + b]
+        if csum[last + 1 + b] - csum[last + 1 + a] >= _block_cut(scale, b - a, count):
+            new_last = last + b
+    return new_first, new_last
+
+
+def _block_cut(scale: float, w: int, blocks: int) -> float:
+    """A t with P(some of ``blocks`` sums of w Laplace(scale) noises ≥ t) ≤ BUCKET_MISS, by the Chernoff bound
+    P(S ≥ t) ≤ min_λ e^(−λt)·(1 − λ²b²)^(−w) (the Laplace moment generating function; the two-sided geometric
+    noise of the same scale has a smaller one), λ = u/b minimised over a grid of u in (0, 1)."""
+    u = np.linspace(0.005, 0.995, 199)
+    t = scale * (math.log(blocks / BUCKET_MISS) - w * np.log1p(-u * u)) / u
+    return float(t.min())
+
+
+def _quantile_edges(cells: np.ndarray, mass: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
+    """Bin edges at the j/bins quantiles (j = 1 … bins − 1) of a histogram over ``cells`` (post-processing):
+    the right edge of the cell where the cumulative mass first reaches each quantile, within (lo, hi)."""
+    total = mass.sum()
+    if total <= 0:
+        return np.linspace(lo, hi, bins + 1)
+    cdf = np.cumsum(mass) / total
+    at = np.searchsorted(cdf, np.arange(1, bins) / bins, side="left")
+    inner = cells[np.clip(at + 1, 1, cells.size - 1)]
+    return np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
 
 
 _OTHER_ONLY = "__none__"
@@ -435,13 +554,24 @@ def coarse_grid(lo: float, hi: float) -> np.ndarray:
     return np.unique(pts[(pts >= lo) & (pts <= hi)])
 
 
-def fine_grid(lo: float, hi: float, *, integral: bool) -> np.ndarray:
-    """Public candidates for bin edges: about 1000 round points in [lo, hi] (integers for integral columns)."""
-    decimals = -math.floor(math.log10((hi - lo) / _FINE_GRID))
+_NICE = (1.0, 2.0, 2.5, 5.0)
+
+
+def fine_cells(lo: float, hi: float, *, integral: bool, cells: int = 128) -> np.ndarray:
+    """Public cell edges covering [lo, hi]: one cell per integer (edges k ± 0.5) for an integral range of at
+    most ``cells`` integers, else about ``cells`` cells of a round width (1, 2, 2.5 or 5 times a power of ten;
+    at least 1 for integral columns) on multiples of that width."""
+    if integral and math.floor(hi) - math.ceil(lo) + 1 <= cells:
+        return np.arange(math.ceil(lo), math.floor(hi) + 2) - 0.5
+    raw = (hi - lo) / cells
+    power = 10.0 ** math.floor(math.log10(raw))
+    width = next(m * power for m in (*_NICE, 10.0) if m * power >= raw)
     if integral:
-        decimals = min(0, decimals)
-    pts = np.round(np.linspace(lo, hi, _FINE_GRID + 1), decimals)
-    return np.unique(np.clip(np.concatenate([[lo], pts, [hi]]), lo, hi))
+        width = max(1.0, math.ceil(width))
+    start, stop = math.floor(lo / width), math.ceil(hi / width)
+    if stop <= start:
+        stop = start + 1
+    return np.arange(start, stop + 1) * width
 
 
 # ----------------------------------------------------------------------------- output

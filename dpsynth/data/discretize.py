@@ -86,7 +86,14 @@ def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
                 )
             out[bad] = len(spec.categories)
     else:
-        out = encode_numbers(_as_numbers(col, spec.name), isnull, spec, unknown)
+        if unknown == "other" and spec.missing:
+            # a value the schema cannot place as a number (stray text, a boolean) is a missing value: a release
+            # on a discovered schema never refuses because of one row's text (issue 27)
+            values = _lenient_numbers(col)
+            isnull = isnull | np.isnan(values)
+        else:
+            values = _as_numbers(col, spec.name)
+        out = encode_numbers(values, isnull, spec, unknown)
     if spec.missing:
         out[isnull] = spec.size - 1
     return out
@@ -100,8 +107,9 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
     """
     if isinstance(spec, IntegerColumn):
         finite = np.isfinite(values)
-        if np.any(finite & (values != np.round(values))):
+        if unknown != "other" and np.any(finite & (values != np.round(values))):
             raise DataError(f"column '{spec.name}' is declared integer but has fractional values")
+        values = np.round(values)  # under unknown: other a fractional value goes to the nearest integer
         lo, hi = spec.lower, spec.upper
         out = np.zeros(len(values), dtype=np.int64)
         ok = ~isnull
@@ -230,6 +238,13 @@ def _as_numbers(col: pd.Series, name: str) -> np.ndarray:
     if (values.isna() & col.notna()).any():
         raise DataError(f"column '{name}' is declared numeric but has non-numeric values")
     return values.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _lenient_numbers(col: pd.Series) -> np.ndarray:
+    """Float values of a column, NaN for every cell that is not a finite-or-infinite number (text, booleans)."""
+    if pd.api.types.is_bool_dtype(col):
+        return np.full(len(col), np.nan)
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _numbers_or_text(col: pd.Series) -> bool:

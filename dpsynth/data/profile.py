@@ -66,3 +66,25 @@ class ColumnProfile:
         values = np.sort(self._numbers[self._finite])
         below = np.searchsorted(values, np.asarray(candidates, dtype=float), side="left")
         return below.astype(np.int64), int(values.size)
+
+    def profile_counts(self, edges) -> np.ndarray:
+        """One cell per row: [null, text, integral numbers per bucket…, fractional numbers per bucket…].
+
+        Buckets are (−∞, e₀), [e₀, e₁), …, [e_last, ∞) for the public ``edges``; the vector has
+        2 + 2·(len(edges) + 1) cells and sums to the number of rows (each row in exactly one cell)."""
+        edges = np.asarray(edges, dtype=float)
+        nb = edges.size + 1
+        finite = self._finite
+        values = self._numbers[finite]
+        bucket = np.searchsorted(edges, values, side="right")
+        fractional = values != np.round(values)
+        numbers = np.bincount(bucket + nb * fractional, minlength=2 * nb)
+        text = int((~self._null & ~finite).sum())
+        return np.concatenate([[int(self._null.sum()), text], numbers]).astype(np.int64)
+
+    def cell_counts(self, edges) -> np.ndarray:
+        """Rows of finite numbers per cell (−∞, e₁), [e₁, e₂), …, [e_{G−1}, ∞) of the public ``edges`` e₀…e_G:
+        G cells, the outer ones open-ended (values beyond the edges fall in the end cells)."""
+        edges = np.asarray(edges, dtype=float)
+        cell = np.clip(np.searchsorted(edges, self._numbers[self._finite], side="right") - 1, 0, edges.size - 2)
+        return np.bincount(cell, minlength=edges.size - 1).astype(np.int64)

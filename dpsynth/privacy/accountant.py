@@ -37,6 +37,7 @@ __all__ = [
     "bounded_range_epsilon",
     "budget_after",
     "exact_sum",
+    "group_of_two",
     "scale_cost",
     "sequential_spent",
     "split_budget",
@@ -337,7 +338,7 @@ class Ledger:
         if isinstance(self.composition, ZCDPComposition):
             rho = float(self._state) if self._state is not None else 0.0
             return (zcdp_to_approx_dp(4.0 * rho, self.delta), delta) if rho > 0 else (0.0, 0.0)
-        return 2.0 * eps, _round_up((1.0 + math.exp(eps)) * delta) if delta > 0 else 0.0
+        return group_of_two(eps, delta)
 
     def to_dict(self) -> dict:
         eps, delta = self.spent()
@@ -353,6 +354,12 @@ class Ledger:
             "delta_spent_basic": bdelta,
             "charges": [c.to_dict() for c in self.charges],
         }
+
+
+def group_of_two(epsilon: float, delta: float) -> tuple[float, float]:
+    """(ε, δ)-DP under add-remove gives (2ε, (1 + e^ε)·δ) for two rows (a replacement): group privacy
+    (Dwork & Roth 2014, §2.3; δ = 0 stays 0)."""
+    return 2.0 * epsilon, _round_up((1.0 + math.exp(epsilon)) * delta) if delta > 0 else 0.0
 
 
 def _round_up(x: float) -> float:

@@ -124,13 +124,19 @@ def partition_selection_mechanism(
     rng: np.random.Generator,
     stage: str,
     measured: str = "",
-) -> np.ndarray:
+    return_noisy: bool = False,
+):
     """(ε, δ)-DP selection among the *observed* values of a column (each row holds one value).
 
     ``counts[i] ≥ 1`` is the number of rows holding candidate i (candidates are
     private: only the returned ones may be published).  Returns the indices of
     the released candidates ordered by decreasing noisy count (ties by index),
-    so that keeping the first K is post-processing.
+    so that keeping the first K is post-processing; with ``return_noisy`` also
+    their noisy counts (mechanism outputs, in the same order).
+
+    The ledger entry counts ONE invocation: the number of candidates is the
+    number of distinct values observed, a private count that must not be
+    published (the ledger goes into the report and the model file).
     """
     counts = np.asarray(counts)
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
@@ -147,14 +153,15 @@ def partition_selection_mechanism(
             delta=float(delta),
             scale=scale,
             measured=f"{measured} (threshold {threshold})" if measured else f"threshold {threshold}",
-            count=max(1, int(counts.size)),
+            count=1,
         )
     )
     noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))
     keep = np.flatnonzero(noisy >= threshold)
-    return keep[np.argsort(-noisy[keep], kind="stable")]
+    keep = keep[np.argsort(-noisy[keep], kind="stable")]
+    return (keep, noisy[keep]) if return_noisy else keep
 
 
 # ------------------------------------------------------------------------- quantiles

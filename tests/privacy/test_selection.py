@@ -152,8 +152,21 @@ def test_partition_selection_charges_before_drawing_and_orders_by_noisy_count():
                                         stage="s", measured="col")
     assert out.tolist() == [2, 3, 0]
     (c,) = ledger.charges
-    assert (c.mechanism, c.epsilon, c.delta, c.count, c.sensitivity) == ("partition-selection", 1.0, 1e-6, 4, 1.0)
+    assert (c.mechanism, c.epsilon, c.delta, c.count, c.sensitivity) == ("partition-selection", 1.0, 1e-6, 1, 1.0)
     assert c.measured == "col (threshold 15)" and c.rho is None
+
+
+def test_partition_selection_ledger_entry_does_not_count_the_observed_values():
+    """Issue 24: the number of candidates is the number of distinct values observed, a private count; the ledger
+    (published in reports and model files) must read the same for D and for D plus one row holding a new value.
+    Mutant: count=counts.size (the audit's finding: 3 -> 4 on every run)."""
+    entries = []
+    for counts in (np.array([500, 300, 200]), np.array([500, 300, 200, 1])):
+        ledger = Ledger(1.0, 1e-6)
+        partition_selection_mechanism(counts, epsilon=1.0, delta=1e-6, sensitivity=1.0, ledger=ledger,
+                                      rng=np.random.default_rng(0), stage="s", measured="col")
+        entries.append(ledger.charges[0].to_dict())
+    assert entries[0] == entries[1]
 
 
 def test_partition_selection_refuses_unobserved_or_fractional_counts():

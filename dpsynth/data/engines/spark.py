@@ -150,7 +150,7 @@ def _numeric(F, spec: ColumnSpec, raw: str, dtype: str, isnull, unknown: str):
         lo, hi = float(spec.edges[0]), float(spec.edges[-1])
     clipped = F.least(F.greatest(F.when(F.isnan(v), F.lit(lo)).otherwise(v), F.lit(lo)), F.lit(hi))
     if isinstance(spec, IntegerColumn):
-        code = (clipped - F.lit(lo)).cast("int")
+        code = (F.rint(clipped) - F.lit(lo)).cast("int")  # as numpy: half to even
     else:
         below = sum((F.when(clipped >= F.lit(float(e)), 1).otherwise(0) for e in spec.edges), F.lit(0))
         code = F.least(F.greatest(below - 1, F.lit(0)), F.lit(spec.n_bins - 1))
@@ -159,7 +159,7 @@ def _numeric(F, spec: ColumnSpec, raw: str, dtype: str, isnull, unknown: str):
         "has non-numeric values": present & v.isNull(),
         "outside its declared range": outside if unknown != "other" else F.lit(False),
     }
-    if isinstance(spec, IntegerColumn):
+    if isinstance(spec, IntegerColumn) and unknown != "other":
         flags["fractional values"] = present & finite & ((v % F.lit(1.0)) != F.lit(0.0))  # floor() is a bigint: overflows
     return code, flags
 
@@ -296,10 +296,14 @@ class SparkCounts(CachedCounts):
             isnull = _is_null(F, spec.name, dtype, fmt)
             if isinstance(spec, CategoricalColumn):
                 code, rules = _categorical(F, spec, spec.name, dtype, isnull)
+            elif dtype == "boolean" and unknown == "other" and spec.missing:
+                code, rules, isnull = F.lit(0), {}, F.lit(True)
             elif dtype == "boolean":
                 code, rules = F.lit(0), {"values are not numbers": F.lit(True)}
             else:
                 code, rules = _numeric(F, spec, _q(spec.name), dtype, isnull, unknown)
+                if unknown == "other" and spec.missing:  # unplaceable values are missing (as in discretize)
+                    isnull = isnull | rules.pop("has non-numeric values")
             if spec.missing:
                 code = F.when(isnull, F.lit(spec.size - 1)).otherwise(code)
             else:

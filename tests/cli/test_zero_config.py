@@ -1,0 +1,122 @@
+"""``dpsynth release -i TABLE -o OUT --epsilon E`` with no config (issue 27): one ledger, a reusable config out,
+never a refusal that depends on one row, and the same from Python (``dpsynth.release(df, epsilon=...)``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import dpsynth
+from dpsynth.cli import app
+from dpsynth.config import DISCOVER_SHARE, load_config
+
+
+def _raw_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """A raw table as users have them: integers, tied years, signed narrow numbers, text, a rare category,
+    a handful of nulls."""
+    rng = np.random.default_rng(seed)
+    t = pd.DataFrame({
+        "year": rng.integers(1997, 2003, size=n),
+        "amount": rng.integers(-11_537, -10_001, size=n),
+        "score": np.round(rng.normal(50.0, 10.0, size=n), 2),
+        "state": rng.choice(["alive", "dead"], size=n, p=[0.8, 0.2]),
+        "group": rng.choice(["a", "b", "c"], size=n),
+    })
+    t.loc[:2, "score"] = np.nan  # a few nulls
+    return t
+
+
+def _release(runner, tmp_path, table: pd.DataFrame, *extra, name="in.csv"):
+    src = tmp_path / name
+    table.to_csv(src, index=False)
+    out = tmp_path / f"{name}.synth.csv"
+    res = runner.invoke(app, ["release", "-i", str(src), "-o", str(out), "--seed", "5", "--force", "-q", *extra])
+    return res, out
+
+
+def test_zero_config_release_writes_rows_report_and_a_reusable_config(runner, tmp_path):
+    res, out = _release(runner, tmp_path, _raw_table(10_000), "--epsilon", "1")
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(out.with_name(out.name + ".report.json").read_text())
+    p = report["privacy"]
+    assert p["epsilon_requested"] == 1.0 and 0.99 < p["epsilon_spent"] <= 1.0
+    assert p["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    assert report["algorithm"]["name"] == "auto"
+    assert sum(c["stage"] == "discover" for c in report["ledger"]) >= 5
+    synth = pd.read_csv(out)
+    assert list(synth.columns) == ["year", "amount", "score", "state", "group"]
+    # the rare-but-not-negligible category is kept (issue 27: 'dead' was lost); numbers come out as integers
+    assert set(synth["state"].dropna()) <= {"alive", "dead"} and (synth["state"] == "dead").mean() > 0.1
+    assert synth["score"].isna().mean() < 0.05 and (synth["year"].dropna() % 1 == 0).all()
+    cfg_path = out.with_name(out.name + ".config.yaml")
+    doc = yaml.safe_load(cfg_path.read_text())
+    assert doc["schema"]["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    cfg = load_config(cfg_path)
+    assert cfg.schema_spend[0] == pytest.approx(DISCOVER_SHARE) and cfg.algorithm == "auto"
+    # a release with the written config adds the recorded spend: the same totals as the one-run release
+    src = tmp_path / "in.csv"
+    again = runner.invoke(app, ["release", "-c", str(cfg_path), "-i", str(src), "-o", str(tmp_path / "b.csv"),
+                                "--seed", "5", "-q"])
+    assert again.exit_code == 0, again.stderr
+    p2 = json.loads((tmp_path / "b.csv.report.json").read_text())["privacy"]
+    assert p2["epsilon_spent"] == pytest.approx(p["epsilon_spent"]) and p2["epsilon_requested"] == pytest.approx(1.0)
+    # the discovery's own replace-one figure (2 x 0.2 under basic composition) is part of every figure
+    assert p2["replace_one"]["epsilon"] > 2 * DISCOVER_SHARE and p2["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    assert p2["composition"]["epsilon_spent_basic"] > DISCOVER_SHARE
+
+
+def test_report_show_prints_the_reports_own_replace_one_figure(runner, tmp_path):
+    res, out = _release(runner, tmp_path, _raw_table(1500), "--epsilon", "1")
+    assert res.exit_code == 0, res.stderr
+    rep = out.with_name(out.name + ".report.json")
+    p = json.loads(rep.read_text())["privacy"]
+    shown = runner.invoke(app, ["report", "show", str(rep)])
+    assert shown.exit_code == 0, shown.stderr
+    assert f"replace-one (changing one row): at most epsilon {p['replace_one']['epsilon']:.4g}" in shown.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], ("give --config/-c, or --epsilon for a release without a configuration "
+         "(e.g. dpsynth release -i data.csv -o synth.csv --epsilon 1)")),
+    (["--epsilon", "0"], "--epsilon: must be > 0, got 0.0"),
+    (["--epsilon", "1", "--delta", "0"], ("--delta: must be in (0, 1) for a release without a schema (the discovery "
+                                         "of categories needs it), got 0.0")),
+    (["-c", "configs/adult.yaml", "--epsilon", "1"], ("--epsilon/--delta are for a release without -c; set "
+                                                     "privacy.epsilon and privacy.delta in the configuration")),
+])
+def test_zero_config_usage_errors(runner, tmp_path, root, args, message):
+    args = [a.replace("configs/", str(root / "configs") + "/") for a in args]
+    res, out = _release(runner, tmp_path, _raw_table(50), *args)
+    assert res.exit_code == 2, (res.exit_code, res.stderr)  # usage errors exit 2
+    assert res.stderr == f"dpsynth: error: {message}\n"
+    assert not out.exists()
+
+
+def test_one_stray_row_never_changes_the_exit_status_or_the_schema_shape(runner, tmp_path):
+    """Issue 24 item 4: a value the discovered schema cannot place (text in a numeric column, a null in a column
+    without nulls) is mapped to the missing category, never refused: D and D plus such a row exit alike."""
+    d = _raw_table(2000)
+    d_plus = pd.concat([d, pd.DataFrame({"year": ["n/a"], "amount": [None], "score": ["oops"], "state": [None],
+                                         "group": ["zzz"]})], ignore_index=True)
+    outs = []
+    for name, table in (("d.csv", d), ("d_plus.csv", d_plus)):
+        res, out = _release(runner, tmp_path, table, "--epsilon", "1", name=name)
+        assert res.exit_code == 0, res.stderr
+        outs.append(yaml.safe_load(out.with_name(out.name + ".config.yaml").read_text()))
+    assert [sorted(c) for c in outs[0]["schema"]["columns"].values()] == \
+        [sorted(c) for c in outs[1]["schema"]["columns"].values()]
+
+
+def test_python_zero_config_release():
+    result = dpsynth.release(_raw_table(1500), epsilon=1.0, rng=7)
+    assert result.report["randomness"]["source"] == "seeded"
+    assert result.report["privacy"]["epsilon_spent"] <= 1.0
+    assert result.config_document["schema"]["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    again = dpsynth.release(_raw_table(1500), epsilon=1.0, rng=7)
+    pd.testing.assert_frame_equal(result.synthetic, again.synthetic)
+    with pytest.raises(dpsynth.ConfigError, match="epsilon: required"):
+        dpsynth.release(_raw_table(10))
