@@ -1,0 +1,103 @@
+"""Text rendering of an evaluation result (rich tables, for the CLI)."""
+
+from __future__ import annotations
+
+
+def summary_tables(result: dict) -> list:
+    """Rich tables (and one-line notes) of an :func:`evaluate` result, in a fixed order (for the CLI)."""
+    from rich.table import Table
+
+    def fmt(x) -> str:
+        return "—" if x is None else f"{x:.4g}"
+
+    tables = []
+    cols = [("l1_mean", "L1 mean"), ("l1_max", "L1 max"), ("cell_error_mean", "cell err mean"),
+            ("cell_error_max", "cell err max"), ("cuboid_error_mean", "cuboid err mean"),
+            ("cuboid_error_max", "cuboid err max"), ("relative_error", "rel. err")]
+    for block in result["marginals"]:
+        t = Table(title=f"{block['k']}-way marginals: {block['marginals_evaluated']} of {block['marginals_total']}"
+                  + (f" ({block['marginals_skipped_too_large']} too large, skipped)" if block["marginals_skipped_too_large"] else ""),
+                  title_justify="left")
+        t.add_column("method")
+        for _, label in cols:
+            t.add_column(label, justify="right")
+        for method in result["methods"]:
+            m = (block["metrics"] or {}).get(method, {})
+            t.add_row(method, *[fmt(m.get(key)) for key, _ in cols])
+        tables.append(t)
+    answers = bool(result.get("queries") and "released" in result["queries"]["relative_error_mean"])
+    released = bool(result["released_marginals"]) or answers
+    source = "the release report's query answers" if answers else "the --marginals file"
+    extra = Table(title="other metrics" + (f" (the released column: {source})" if released else ""),
+                  title_justify="left")
+    extra.add_column("metric")
+    for method in (("released",) if released else ()) + tuple(result["methods"]):
+        extra.add_column(method, justify="right")
+    if _extra_rows(extra, result):
+        tables.append(extra)
+    for label, part in (("relative entropy of the full table", result["relative_entropy"]),
+                        ("range queries", result["range_queries"])):
+        if part and "skipped" in part:
+            tables.append(f"{label}: skipped ({part['skipped']})")
+    clf = result["classifier"]
+    if clf:
+        t = Table(title=f"Naive Bayes predicting '{clf['target']}' on the real table", title_justify="left")
+        t.add_column("built from")
+        t.add_column("accuracy", justify="right")
+        t.add_row("synthetic rows", fmt(clf["synthetic"]))
+        if clf["released_marginals"]:
+            t.add_row("released marginals", fmt(clf["released_marginals"]["accuracy"]))
+        proto = clf.get("release_per_fold")
+        if proto:
+            t.add_row(f"released marginals, one {proto['algorithm']} release per training fold",
+                      fmt(proto["released_marginals_accuracy"]))
+            t.add_row(f"synthetic rows, one {proto['algorithm']} release per training fold",
+                      fmt(proto["synthetic_accuracy"]))
+        t.add_row(f"real table ({clf['folds']}-fold cross-validated)", fmt(clf["real_cross_validated"]))
+        t.add_row("majority class (reference)", fmt(clf["majority_class_rate"]))
+        tables.append(t)
+    return tables
+
+
+def _extra_rows(t, result: dict) -> int:
+    methods = result["methods"]
+    rows = 0
+
+    with_released = bool(result["released_marginals"]) or bool(  # released marginals or query answers
+        result.get("queries") and "released" in result["queries"]["relative_error_mean"])
+
+    def row(label: str, values: dict, released=None) -> None:
+        nonlocal rows
+        first = ["—" if released is None else f"{released:.4g}"] if with_released else []
+        t.add_row(label, *first, *["inf" if values.get(m) is None else f"{values[m]:.4g}" for m in methods])
+        rows += 1
+
+    re_ = result["relative_entropy"]
+    if "skipped" not in re_:
+        row("relative entropy, full table", re_["relative_entropy"])
+        row(f"relative entropy, smoothed α={re_['smoothing']:.2g}", re_["relative_entropy_smoothed"])
+    rq = result["range_queries"]
+    if rq and "skipped" not in rq:
+        row(f"range queries ({rq['queries']}), RMSE", rq["rmse"])
+    conj = result["conjunctions"]
+    if conj:
+        row(f"conjunctions ({conj['queries']}, {conj['k']}-way), mean error", conj["error_mean"])
+        row(f"conjunctions ({conj['queries']}, {conj['k']}-way), max error", conj["error_max"])
+    par = result.get("parities")
+    if par:
+        row(f"parities ({par['queries']}, {par['k']}-wise), mean error", par["error_mean"])
+        row(f"parities ({par['queries']}, {par['k']}-wise), max error", par["error_max"])
+    lin = result.get("linear_queries")
+    if lin:
+        row(f"linear queries ({lin['queries']}), mean error", lin["error_mean"])
+        row(f"linear queries ({lin['queries']}), max error", lin["error_max"])
+    cq = result.get("queries")
+    if cq:
+        for stat in ("mean", "max"):
+            values = cq[f"relative_error_{stat}"]
+            row(f"counting queries ({cq['queries']}), {stat} relative error", values, values.get("released"))
+    rel = result["released_marginals"]
+    if rel:
+        err = rel["overall_relative_error"]
+        row(f"overall rel. err ({rel['marginals']} released marginals)", err, err["released"])
+    return rows
