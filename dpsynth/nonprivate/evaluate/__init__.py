@@ -4,7 +4,10 @@ NOT PRIVATE: this module reads the *real* table, so everything it returns is
 computed from private data without noise.  It is a tool for the data custodian
 before publishing; its numbers must not be published with the release.
 
-Both tables are encoded with the configuration's public domain
+The headline comes first from a *neutral* view (:mod:`.neutral`): both tables binned
+from the real table alone, so a release whose own schema hides its errors (one bin,
+``__other__``, clamped bounds) cannot look good; see :mod:`.columns` for the raw-value
+figures.  Then, in the release's own bins: both tables are encoded with the configuration's public domain
 (:func:`dpsynth.data.discretize.encode`), so every metric is computed on the
 schema's discretization.  For each k, the k-way marginals (all of them, or a
 random sample) of the real table are compared with those of the synthetic rows
@@ -25,7 +28,9 @@ See docs/evaluate.md for the metrics and the output schema.  Modules: ``options`
 (methods, limits, :class:`EvalOptions`), ``counting`` (marginal counts, baselines,
 encoding), ``marginals`` (per-k marginals, relative entropy, range queries),
 ``workload`` (the release's own workload, released marginals), ``classifier``
-(Naive Bayes), ``core`` (:func:`evaluate`), ``render`` (text tables).
+(Naive Bayes), ``neutral`` (bins from the real table alone, the verdict), ``columns``
+(raw-value distances per column, values the schema could not represent), ``core``
+(:func:`evaluate`), ``render`` (text tables).
 """
 
 from dpsynth.nonprivate.evaluate.core import evaluate

@@ -11,8 +11,10 @@ from dpsynth._version import __version__
 from dpsynth.config import Config
 from dpsynth.errors import UsageError
 from dpsynth.nonprivate.evaluate.classifier import _classifier
+from dpsynth.nonprivate.evaluate.columns import column_fidelity, unrepresentable
 from dpsynth.nonprivate.evaluate.counting import _Counter, _encode
 from dpsynth.nonprivate.evaluate.marginals import _evaluate_k, _full_table_re, _range_queries
+from dpsynth.nonprivate.evaluate.neutral import NEUTRAL_METHODS, neutral_codes, neutral_marginals, verdict
 from dpsynth.nonprivate.evaluate.options import METHODS, NOT_PRIVATE, EvalOptions
 from dpsynth.nonprivate.evaluate.workload import (
     _configured_workload,
@@ -29,6 +31,8 @@ from dpsynth.progress import Progress, no_progress
 from dpsynth.workload.marginals import default_sanity_bound
 
 _DEFAULT_OPTIONS = EvalOptions()
+RELEASE_BINS = ("the sections from 'domain' on are computed in the release's own schema bins: they cannot see "
+                "values the schema merged into one bin, into __other__, or clamped; read 'neutral' first")
 
 
 def evaluate(
@@ -65,7 +69,7 @@ def evaluate(
     def delta_of(attrs) -> float:  # per-marginal sanity bounds of the config (§2), else the default
         return own.get(tuple(sorted(attrs)), delta)
     one_way = [real.counts((a,)).astype(float) for a in range(len(domain))]
-    sample_rng, range_rng, cv_rng, fold_rng = rng.spawn(4)
+    sample_rng, range_rng, cv_rng, fold_rng, neutral_rng = rng.spawn(5)
     ctx = {"names": domain.names, "sample": options.sample_marginals, "rng": sample_rng,
            "max_cells": options.max_cells, "delta_of": delta_of, "one_way": one_way}
     if options.workload:
@@ -87,10 +91,15 @@ def evaluate(
         conjunctions = linear = parities = queries = None
         blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
+    neutral = _neutral(real_table, synthetic_table, config, options, neutral_rng, progress)
     return {
         "warning": NOT_PRIVATE,
         "dpsynth_version": __version__,
         "rows": {"real": real.n, "synthetic": synth.n},
+        "verdict": verdict(neutral["marginals"], blocks),
+        "neutral": neutral,
+        "unrepresentable": unrepresentable(real_table, synthetic_table, config),
+        "release_bins": RELEASE_BINS,
         "domain": {"columns": len(domain), "cells": math.prod(domain.sizes)},
         "settings": {"k": ks, "sample_marginals": options.sample_marginals,
                      "sanity_bound": delta, "ranges": n_ranges, "target": options.target,
@@ -118,3 +127,27 @@ def _default_sanity_bound(config: Config, options: EvalOptions, n: int) -> float
         if value is not None:
             return float(value)
     return default_sanity_bound(n)
+
+
+def _neutral(real_table: pd.DataFrame, synthetic_table: pd.DataFrame, config: Config, options: EvalOptions,
+             rng: np.random.Generator, progress: Progress) -> dict:
+    """The neutral view (:mod:`.neutral`): its marginals and every column's raw-value figures."""
+    names = config.domain.names
+    cols, real_codes, synth_codes = neutral_codes(real_table, synthetic_table, names)
+    sizes = tuple(c.size for c in cols)
+    real, synth = _Counter(real_codes, sizes), _Counter(synth_codes, sizes)
+    ks = [k for k in options.ks if k <= len(names)]
+    return {
+        "about": NEUTRAL_ABOUT,
+        "methods": list(NEUTRAL_METHODS),
+        "marginals": neutral_marginals(real, synth, names, ks, options.sample_marginals, rng, options.max_cells,
+                                       progress),
+        "columns": [column_fidelity(c, real_table[c.name], synthetic_table[c.name], real_codes[:, j],
+                                    synth_codes[:, j]) for j, c in enumerate(cols)],  # loop over columns
+    }
+
+
+NEUTRAL_ABOUT = ("bins chosen from the REAL table alone, not the release's schema: numbers at the real column's "
+                 "distinct deciles (integers with at most 20 values: one bin each), text as its 20 most frequent "
+                 "values; plus an other and a null bin per column. l1 = sum of |p - q| over a marginal's cells "
+                 "(0 equal, 2 disjoint), tv = l1/2")

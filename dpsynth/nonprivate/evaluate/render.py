@@ -10,13 +10,15 @@ def summary_tables(result: dict) -> list:
     def fmt(x) -> str:
         return "—" if x is None else f"{x:.4g}"
 
-    tables = []
+    tables = _neutral_tables(result, fmt) if "neutral" in result else []
+    own = ", in the release's own bins" if "neutral" in result else ""
     cols = [("l1_mean", "L1 mean"), ("l1_max", "L1 max"), ("cell_error_mean", "cell err mean"),
             ("cell_error_max", "cell err max"), ("cuboid_error_mean", "cuboid err mean"),
             ("cuboid_error_max", "cuboid err max"), ("relative_error", "rel. err")]
     for block in result["marginals"]:
         t = Table(title=f"{block['k']}-way marginals: {block['marginals_evaluated']} of {block['marginals_total']}"
-                  + (f" ({block['marginals_skipped_too_large']} too large, skipped)" if block["marginals_skipped_too_large"] else ""),
+                  + (f" ({block['marginals_skipped_too_large']} too large, skipped)" if block["marginals_skipped_too_large"] else "")
+                  + own,
                   title_justify="left")
         t.add_column("method")
         for _, label in cols:
@@ -28,7 +30,7 @@ def summary_tables(result: dict) -> list:
     answers = bool(result.get("queries") and "released" in result["queries"]["relative_error_mean"])
     released = bool(result["released_marginals"]) or answers
     source = "the release report's query answers" if answers else "the --marginals file"
-    extra = Table(title="other metrics" + (f" (the released column: {source})" if released else ""),
+    extra = Table(title="other metrics" + own + (f" (the released column: {source})" if released else ""),
                   title_justify="left")
     extra.add_column("metric")
     for method in (("released",) if released else ()) + tuple(result["methods"]):
@@ -101,3 +103,49 @@ def _extra_rows(t, result: dict) -> int:
         err = rel["overall_relative_error"]
         row(f"overall rel. err ({rel['marginals']} released marginals)", err, err["released"])
     return rows
+
+
+def _neutral_tables(result: dict, fmt) -> list:
+    """The verdict, the neutral-bin marginals, per-column raw-value figures and the unrepresentable shares."""
+    from rich.table import Table
+
+    neutral = result["neutral"]
+    out: list = [f"verdict: {result['verdict']['text']}"]
+    t = Table(title="marginals in neutral bins (chosen from the real table, not the release's schema): L1 mean / max",
+              title_justify="left")
+    t.add_column("method")
+    blocks = [b for b in neutral["marginals"] if b["metrics"]]
+    for b in blocks:
+        t.add_column(f"{b['k']}-way ({b['marginals_evaluated']})", justify="right")
+    for method in neutral["methods"]:
+        t.add_row(method, *[f"{fmt(b['metrics'][method]['l1_mean'])} / {fmt(b['metrics'][method]['l1_max'])}"
+                            for b in blocks])
+    out.append(t)
+    unrep = {c["name"]: c for c in (result.get("unrepresentable") or {}).get("columns", [])}
+    c = Table(title="columns: TV in neutral bins; numbers on raw values: W1/std(real), KS; share of rows the "
+                    "schema could not represent", title_justify="left")
+    for label in ("column", "kind", "TV", "W1/std", "KS", "unrepresentable real", "unrepresentable synthetic"):
+        c.add_column(label, justify="left" if label in ("column", "kind") else "right")
+    quant = Table(title="quantiles of the numeric columns (raw values)", title_justify="left")
+    quant.add_column("column")
+    quant.add_column("table")
+    numeric = [col for col in neutral["columns"] if col["kind"] != "categorical"]
+    for q in (numeric[0]["quantiles"]["q"] if numeric else ()):
+        quant.add_column(f"{q:.0%}", justify="right")
+    for col in neutral["columns"]:
+        u = unrep.get(col["name"])
+        bad = [f"{u['real']:.1%}", f"{u['synthetic']:.1%}"] if u else ["", ""]
+        c.add_row(col["name"], col["kind"], fmt(col["tv"]), fmt(col.get("w1_over_std")), fmt(col.get("ks")), *bad)
+        qs = col.get("quantiles")
+        if qs:
+            for side in ("real", "synthetic"):
+                quant.add_row(col["name"] if side == "real" else "", side, *[fmt(v) for v in qs[side] or [None] * 5])
+    out.append(c)
+    if numeric:
+        out.append(quant)
+    if unrep:
+        u = result["unrepresentable"]
+        out.append(f"share of rows the schema could not represent (counted as error): real {u['rows_real']:.2%}, "
+                   f"synthetic {u['rows_synthetic']:.2%} (rows with at least one such value)")
+    out.append(f"the sections below are in the release's own bins ({result['release_bins'].split(':', 1)[1].strip()})")
+    return out
