@@ -106,7 +106,8 @@ PER_METHOD = {"type": "object", "required": list(METHODS), "additionalProperties
               "properties": {m: NUM for m in METHODS}}
 RESULT_SCHEMA = {
     "type": "object",
-    "required": ["warning", "dpsynth_version", "rows", "domain", "settings", "methods", "marginals",
+    "required": ["warning", "dpsynth_version", "rows", "verdict", "neutral", "unrepresentable", "release_bins",
+                 "domain", "settings", "methods", "marginals",
                  "relative_entropy", "range_queries", "conjunctions", "parities", "linear_queries", "queries",
                  "released_marginals", "classifier"],
     "additionalProperties": False,
@@ -115,6 +116,16 @@ RESULT_SCHEMA = {
         "dpsynth_version": {"type": "string"},
         "rows": {"type": "object", "required": ["real", "synthetic"], "additionalProperties": {"type": "integer"}},
         "domain": {"type": "object", "required": ["columns", "cells"], "additionalProperties": {"type": "integer"}},
+        "verdict": {"type": "object", "required": ["k", "baseline", "synthetic_l1", "baseline_l1", "ratio",
+                                                   "better_than_baseline", "release_bins_ratio", "text"]},
+        "neutral": {"type": "object", "required": ["about", "methods", "marginals", "columns"], "properties": {
+            "methods": {"const": ["synthetic", "independent", "uniform"]},
+            "marginals": {"type": "array", "items": {"type": "object", "required": [
+                "k", "marginals_total", "marginals_evaluated", "marginals_skipped_too_large", "metrics"]}},
+            "columns": {"type": "array", "items": {"type": "object", "required": [
+                "name", "kind", "bins", "tv", "null_share"]}}}},
+        "unrepresentable": {"type": "object", "required": ["rows_real", "rows_synthetic", "columns"]},
+        "release_bins": {"type": "string"},
         "settings": {"type": "object",
                      "required": ["k", "sample_marginals", "sanity_bound", "ranges", "target", "workload"],
                      "additionalProperties": False,

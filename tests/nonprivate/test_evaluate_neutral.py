@@ -1,0 +1,143 @@
+"""The neutral view of ``dpsynth evaluate``: bins from the real table, raw-value distances, the verdict.
+
+Every check is exact (hand-computed or an independent code path such as scipy); no statistical tolerance.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+from dpsynth.cli import app
+from dpsynth.config import parse_config
+from dpsynth.nonprivate.evaluate import NOT_PRIVATE, EvalOptions, evaluate
+from dpsynth.nonprivate.evaluate.columns import ks_statistic, wasserstein1
+from dpsynth.nonprivate.evaluate.neutral import neutral_column
+
+
+def _eval(real, synth, cfg, **opts):
+    return evaluate(real, synth, cfg, rng=np.random.default_rng(0), options=EvalOptions(**opts))
+
+
+def _coarse():
+    """a = 0.0, 0.1, …, 99.9 (exact deciles); b = lo/hi split at 50 (a decile edge); c = b relabelled.
+
+    The release's schema puts all of a in ONE bin, and the synthetic rows put every a at 99 while
+    copying (b, c): in the release's bins they are exact.  In neutral bins (a's deciles):
+    synthetic (a, b) and (a, c): 9 deciles × 0.1 missing + |0.1 − 0.5| + 0.5 in the top decile = 1.8,
+    (b, c) 0: mean 1.2; independent: (a, b), (a, c) 10 × (0.05 + 0.05) = 1, (b, c) 4 × 0.25 = 1: mean 1.
+    """
+    a = np.arange(1000) / 10
+    b = np.where(a < 50, "lo", "hi")
+    real = pd.DataFrame({"a": a, "b": b, "c": np.where(b == "lo", "x", "y")})
+    cfg = parse_config({"schema": {"columns": {"a": {"type": "numeric", "edges": [0, 100]},
+                                               "b": {"type": "categorical", "categories": ["lo", "hi"]},
+                                               "c": {"type": "categorical", "categories": ["x", "y"]}}},
+                        "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}})
+    return real, real.assign(a=99.0), cfg
+
+
+def test_release_bins_perfect_but_raw_values_wrong_is_worse_than_independence():
+    real, synth, cfg = _coarse()
+    res = _eval(real, synth, cfg, ks=(1, 2), ranges=0)
+    own = res["marginals"][1]["metrics"]
+    assert own["synthetic"]["l1_mean"] == 0.0 and own["independent"]["l1_mean"] == pytest.approx(1 / 3)
+    two = res["neutral"]["marginals"][1]["metrics"]
+    assert two["synthetic"]["l1_mean"] == pytest.approx(1.2)
+    assert two["independent"]["l1_mean"] == pytest.approx(1.0)
+    v = res["verdict"]
+    assert (v["k"], v["baseline"], v["better_than_baseline"]) == (2, "independent", False)
+    assert v["ratio"] == pytest.approx(1.2) and v["release_bins_ratio"] == 0.0
+    assert v["text"].startswith("synthetic rows are WORSE than the independent baseline: 2-way L1 in neutral bins")
+    assert "1.20x worse" in v["text"] and "in the release's own bins they look exact (L1 0)" in v["text"]
+    col = res["neutral"]["columns"][0]
+    assert col["kind"] == "numeric" and col["bins"] == 12  # 10 deciles + other + null
+    assert col["w1_over_std"] == pytest.approx(np.mean(np.abs(real["a"] - 99.0)) / real["a"].std(ddof=0))
+    assert col["ks"] == pytest.approx(0.99)  # F_real(98.9) = 0.99, F_synth(98.9) = 0
+    assert col["quantiles"]["synthetic"] == [99.0] * 5
+
+
+def test_identical_tables_have_zero_distances(tiny_raw_config, tiny_table):
+    res = _eval(tiny_table, tiny_table.copy(), parse_config(tiny_raw_config))
+    for block in res["neutral"]["marginals"]:
+        assert block["metrics"]["synthetic"]["l1_mean"] == 0.0 and block["metrics"]["synthetic"]["l1_max"] == 0.0
+    for col in res["neutral"]["columns"]:
+        assert col["tv"] == 0.0
+        if col["kind"] != "categorical":
+            assert col["w1"] == 0.0 and col["ks"] == 0.0 and col["quantiles"]["real"] == col["quantiles"]["synthetic"]
+    assert res["verdict"]["better_than_baseline"] is True and res["verdict"]["ratio"] == 0.0
+    assert [c["kind"] for c in res["neutral"]["columns"]] == ["categorical", "numeric", "integer", "integer"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_w1_and_ks_match_scipy(seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=37), np.round(rng.exponential(size=53), 1)  # b has ties
+    assert wasserstein1(a, b) == pytest.approx(stats.wasserstein_distance(a, b), rel=1e-12)
+    assert ks_statistic(a, b) == pytest.approx(stats.ks_2samp(a, b).statistic, rel=1e-12)
+
+
+def test_neutral_bins_come_from_the_real_column_only():
+    # heavy tie at 0 keeps its own bin; values beyond the real range go to the end bins
+    gains = pd.Series([0.0] * 92 + list(range(1, 9)))
+    col = neutral_column(gains, "g")
+    assert col.kind == "integer" and col.size == 9 + 2
+    money = pd.Series([0.0] * 90 + [100.0 * i for i in range(1, 31)])
+    col = neutral_column(money, "m")
+    assert col.kind == "numeric" and col.edges[0] == 0.0
+    codes = col.codes(pd.Series([-5.0, 0.0, 0.5, 1e9, None, "text"], dtype=object))
+    assert codes.tolist() == [0, 0, 1, len(col.edges), col.size - 1, col.size - 2]
+    # text: top values, then other (an unseen category), then null
+    cat = neutral_column(pd.Series(["b", "a", "b", None, "c", "c", "b"]), "t")
+    assert cat.labels == ("b", "c", "a", "other", "null")
+    assert cat.codes(pd.Series(["a", "zz", None, "b"])).tolist() == [2, 3, 4, 0]
+    # few integers: one bin per value; a value the real column lacks is other
+    ints = neutral_column(pd.Series([1, 2, 2, 5]), "i")
+    assert ints.kind == "integer" and ints.codes(pd.Series([5, 3, 1.5, 2])).tolist() == [2, 3, 3, 1]
+
+
+def test_unrepresentable_shares():
+    cfg = parse_config({"schema": {"columns": {"d": {"type": "categorical", "categories": ["x", "__none__"]},
+                                               "e": {"type": "numeric", "edges": [0, 10]}},
+                                   "unknown": "other"},
+                        "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}})
+    real = pd.DataFrame({"d": ["x", "y", "z", "x"], "e": [1.0, 12.0, 5.0, -1.0]})
+    synth = pd.DataFrame({"d": ["x", "__other__", "__none__", "x"], "e": [1.0, 10.0, 5.0, 0.0]})
+    u = _eval(real, synth, cfg, ks=(1,), ranges=0)["unrepresentable"]
+    d, e = u["columns"]
+    assert (d["real"], d["synthetic"]) == (0.5, 0.5)
+    assert (e["real"], e["synthetic"]) == (0.5, 0.0)
+    assert (u["rows_real"], u["rows_synthetic"]) == (0.75, 0.5)
+
+
+def test_cli_text_and_json(runner, tmp_path):
+    real, synth, _ = _coarse()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"schema": {"columns": {"a": {"type": "numeric", "edges": [0, 100]},
+                                                          "b": {"type": "categorical", "categories": ["lo", "hi"]},
+                                                          "c": {"type": "categorical", "categories": ["x", "y"]}}},
+                                   "privacy": {"epsilon": 1.0}, "algorithm": {"name": "laplace"}}))
+    real.to_csv(tmp_path / "r.csv", index=False)
+    synth.to_csv(tmp_path / "s.csv", index=False)
+    args = ["evaluate", "-c", str(cfg), "--real", str(tmp_path / "r.csv"), "--synthetic", str(tmp_path / "s.csv"),
+            "--k", "1,2", "-q"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert out.splitlines()[0] == NOT_PRIVATE
+    assert out.splitlines()[1].startswith("verdict: synthetic rows are WORSE than the independent baseline")
+    order = [out.index(s) for s in ("marginals in neutral bins", "columns: TV in neutral bins",
+                                    "quantiles of the numeric columns", "share of rows the schema could not represent",
+                                    "2-way marginals: 3 of 3, in the release's own bins")]
+    assert order == sorted(order)
+    res = runner.invoke(app, [*args, "--json", "-"])
+    data = json.loads(res.stdout)
+    assert list(data)[:7] == ["warning", "dpsynth_version", "rows", "verdict", "neutral", "unrepresentable",
+                              "release_bins"]
+    assert data["verdict"]["better_than_baseline"] is False
+    assert [c["name"] for c in data["neutral"]["columns"]] == ["a", "b", "c"]
