@@ -11,7 +11,7 @@ import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
 from dpsynth.algorithms.mwem.budget import _available, _Budget
-from dpsynth.algorithms.mwem.families import _families, _integral, _sensitivities, _value_range
+from dpsynth.algorithms.mwem.families import _families
 from dpsynth.algorithms.mwem.params import (
     _PGM_MARGINALS_ONLY,
     DEFAULT_ITERATIONS,
@@ -180,16 +180,16 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
                                      ledger=ctx.ledger, rng=rng, stage="mwem-select",
                                      measured=f"round {t + 1}: one of {scores.size} candidate queries")
         fi, i = _locate(where, pick)
+        fam = fams[fi]
         measured[fi][i] = True
-        attrs, true, queries, name = fams[fi].query(i)
-        l1, l2 = _sensitivities(fams[fi], i)
+        attrs, true, queries, name = fam.query(i)
+        l1, l2 = fam.sensitivities(i)
         noisy, scale = budget.noisy(true, budget.measure[t], l1, l2, rng=rng,
-                                    stage="mwem-measure", measured=name,
-                                    integral=_integral(fams[fi], i))
+                                    stage="mwem-measure", measured=name, integral=fam.integral(i))
         values = np.asarray(noisy, dtype=float).reshape(np.shape(true))
         if queries is None:
             released.append(NoisyMarginal(tuple(attrs), values, scale, "gaussian" if budget.zcdp else "laplace"))
-        m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp, _value_range(fams[fi], i))
+        m = _measurement(attrs, values, queries, scale, params, ctx.n, budget.zcdp, fam.value_range(i))
         model.mw_update(m)  # Figure 1, step 3
         measurements.append(m)
         model.mw_passes(measurements, params.mw_passes)  # §2.3.2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext
@@ -9,9 +12,60 @@ from dpsynth.algorithms.mwem.params import _NOTHING_TO_QUERY, Params
 from dpsynth.errors import ConfigError
 from dpsynth.models.factored import FactoredModel
 
+Query = tuple[tuple[int, ...], np.ndarray, "np.ndarray | None", str]
+"""What measuring a selected candidate needs: (attributes, true answers, query weights over the attributes'
+domain with a leading axis of 1 or ``None`` for a whole marginal, name in the ledger and report)."""
 
-# ------------------------------------------------------------------ candidate queries
-class _Cuboids:
+
+class QueryFamily(ABC):
+    """One class of candidate queries, the interface the rounds use (:func:`~dpsynth.algorithms.mwem.core.fit`).
+
+    Candidates are numbered 0 … ``len(family)`` − 1 and grouped by the attributes they read: a group's
+    scores come from one projection of the model.  ``kind`` names the class in the report; ``l1`` and
+    ``l2`` are the sensitivities of the class's scores and measurements (the exponential mechanism uses
+    the largest ``l1`` of the classes present).  The defaults of :meth:`value_range`,
+    :meth:`sensitivities` and :meth:`integral` are those of counting queries; a class whose queries
+    differ overrides them.
+    """
+
+    kind: ClassVar[str]
+    l1: float
+    l2: float
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Number of candidate queries."""
+
+    @abstractmethod
+    def group_attrs(self) -> list[tuple[int, ...]]:
+        """The attributes of each group."""
+
+    @abstractmethod
+    def group_of(self) -> np.ndarray:
+        """The group of each candidate."""
+
+    @abstractmethod
+    def scores(self, model: FactoredModel, groups: np.ndarray) -> np.ndarray:
+        """|q(A) − q(B)| per candidate (Figure 1, step 1), computed for the groups where ``groups`` is true."""
+
+    @abstractmethod
+    def query(self, i: int) -> Query:
+        """Candidate ``i`` as measured: see :data:`Query`."""
+
+    def value_range(self, i: int) -> tuple[float, float]:
+        """Bounds (low, high) of query i's q(x): its answer lies in [n·low, n·high]; [0, 1] for counts."""
+        return 0.0, 1.0
+
+    def sensitivities(self, i: int) -> tuple[float, float]:
+        """(L1, L2) sensitivity of measuring query i: the class's."""
+        return self.l1, self.l2
+
+    def integral(self, i: int) -> bool:
+        """Whether query i's answer on counts is an integer (it is for counting queries)."""
+        return True
+
+
+class _Cuboids(QueryFamily):
     """One candidate per workload marginal (§3.3)."""
 
     kind = "cuboid"
@@ -44,7 +98,7 @@ class _Cuboids:
         return self.attrs[i], self.true[i], None, self.names[i]
 
 
-class _Cells:
+class _Cells(QueryFamily):
     """Every cell of every workload marginal is a counting query."""
 
     kind = "cell"
@@ -84,7 +138,7 @@ class _Cells:
         return attrs, np.array([float(true[cell])]), q, name
 
 
-class _Ranges:
+class _Ranges(QueryFamily):
     """Range queries from ``workload.ranges`` (§3.1)."""
 
     kind = "range"
@@ -119,7 +173,7 @@ class _Ranges:
         return rq.attrs, np.array([self.true[g][j]]), q, rq.describe(j, self.domain)
 
 
-class _Linear:
+class _Linear(QueryFamily):
     """General linear queries q: D → [−1, 1] from ``workload.linear`` (§2), grouped by support.
 
     Score |q(A) − q(B)| (Figure 1 step 1) at the largest sensitivity over the queries
@@ -141,7 +195,7 @@ class _Linear:
         nb = ctx.neighbouring
         self.sens = np.array([nb.linear_sensitivity(lo, hi) for lo, hi in zip(self.low, self.high)])
         self.l1 = self.l2 = float(self.sens.max())  # the score's sensitivity: the largest over the queries
-        self.integral = np.concatenate([np.all(s.weights == np.rint(s.weights), axis=1) for s in self.sets])
+        self.integer_weights = np.concatenate([np.all(s.weights == np.rint(s.weights), axis=1) for s in self.sets])
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
@@ -169,17 +223,20 @@ class _Linear:
         """Bounds of q(x) for query i: its answer lies in [n·low, n·high]."""
         return float(self.low[i]), float(self.high[i])
 
-    def sensitivity_at(self, i: int) -> float:
-        """Query i's own sensitivity (its measurement; the selection uses the largest, ``l1``)."""
-        return float(self.sens[i])
+    def sensitivities(self, i: int) -> tuple[float, float]:
+        """Query i's own sensitivity, L1 and L2 alike: once it is selected, which query is measured is public,
+        so its own bound applies (the selection uses the largest, ``l1``)."""
+        own = float(self.sens[i])
+        return own, own
 
-    def integral_at(self, i: int) -> bool:
-        """Query i has weights in {−1, 0, 1}: its answer on counts is an integer."""
-        return bool(self.integral[i])
+    def integral(self, i: int) -> bool:
+        """Query i has integer weights (e.g. −1, 0, 1): its answer on counts is an integer."""
+        return bool(self.integer_weights[i])
 
 
-def _families(ctx: AlgorithmContext, params: Params) -> list:
-    fams = []
+def _families(ctx: AlgorithmContext, params: Params) -> list[QueryFamily]:
+    """The candidate classes of this run: the marginals' (``marginal_queries``), ranges, linear queries."""
+    fams: list[QueryFamily] = []
     if params.marginal_queries == "cuboids":
         fams.append(_Cuboids(ctx, params.bias_cells))
     elif params.marginal_queries == "cells":
@@ -193,21 +250,3 @@ def _families(ctx: AlgorithmContext, params: Params) -> list:
         raise ConfigError(_NOTHING_TO_QUERY)
     return fams
 
-
-def _value_range(fam, i: int) -> tuple[float, float]:
-    """Bounds of a query's q(x): [0, 1] for counts (cuboid cells, cells, ranges)."""
-    return fam.value_range(i) if hasattr(fam, "value_range") else (0.0, 1.0)
-
-
-def _sensitivities(fam, i: int) -> tuple[float, float]:
-    """(L1, L2) sensitivity of measuring query i: the class's, or a linear query's own (once it is selected,
-    which query is measured is public, so its own bound applies)."""
-    if hasattr(fam, "sensitivity_at"):
-        own = fam.sensitivity_at(i)
-        return own, own
-    return fam.l1, fam.l2
-
-
-def _integral(fam, i: int) -> bool:
-    """Whether query i's answer on counts is an integer (counts are; linear queries with weights in {−1, 0, 1})."""
-    return fam.integral_at(i) if hasattr(fam, "integral_at") else True
