@@ -60,6 +60,7 @@ Modules: ``params`` (settings, variant defaults, composition, checks from the co
 
 from __future__ import annotations
 
+from dpsynth.algorithms.mwem.budget import Split, Stage, split, stages
 from dpsynth.algorithms.mwem.budget import _Budget as _Budget  # private names re-exported for the tests
 from dpsynth.algorithms.mwem.core import SPEC, Fit, fit, run
 from dpsynth.algorithms.mwem.core import _initial_model as _initial_model
@@ -75,8 +76,10 @@ from dpsynth.algorithms.mwem.params import (
     parse_params,
     preflight,
     resolve,
+    resolve_config,
     variant_of,
 )
 
-__all__ = ["DEFAULT_ITERATIONS", "SPEC", "Fit", "Params", "candidate_count", "check_workload", "composition",
-           "effective_iterations", "fit", "parse_params", "preflight", "resolve", "run", "variant_of"]
+__all__ = ["DEFAULT_ITERATIONS", "SPEC", "Fit", "Params", "Split", "Stage", "candidate_count", "check_workload",
+           "composition", "effective_iterations", "fit", "parse_params", "preflight", "resolve", "resolve_config",
+           "run", "split", "stages", "variant_of"]

@@ -1,13 +1,19 @@
-"""MWEM's (``variant: paper``) budget split: the one place its per-stage ε (pure) or ρ (zCDP) is computed."""
+"""MWEM's (``variant: paper``) budget split: the one place its per-stage ε (pure) or ρ (zCDP) is computed.
+
+:func:`split` turns what the rounds may spend into the parts of every charge; :func:`stages` does it from
+the configuration alone (what a plan needs), :class:`_Budget` from a run's ledger, and spends the parts.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext
-from dpsynth.algorithms.mwem.params import Params
+from dpsynth.algorithms.mwem.params import Params, candidate_count, effective_iterations
 from dpsynth.errors import ConfigError
 from dpsynth.privacy.accountant import bounded_range_epsilon, split_budget, zcdp_available
 from dpsynth.privacy.mechanisms import (
@@ -18,7 +24,72 @@ from dpsynth.privacy.mechanisms import (
 )
 
 
-# ------------------------------------------------------------------------- budget
+@dataclass(frozen=True)
+class Stage:
+    """Charges of one stage: ``count`` charges of ``amount`` each, in ``unit`` (ε under pure accounting,
+    ρ under zCDP); ``stage`` is the ledger's stage name (``mwem-init``, ``mwem-select``, ``mwem-measure``)."""
+
+    stage: str
+    unit: Literal["epsilon", "rho"]
+    amount: float
+    count: int
+
+
+@dataclass(frozen=True)
+class Split:
+    """The part of each charge, in ε (pure) or ρ (``zcdp``): ``init`` (one per 1-way marginal for
+    ``init: noisy``, one for the full table for ``init: cells``, none for ``uniform``), then per round
+    ``select`` and ``measure``."""
+
+    zcdp: bool
+    init: list[float]
+    select: list[float]
+    measure: list[float]
+
+    def stages(self) -> list[Stage]:
+        """The charges in ledger order, consecutive equal parts merged (parts may differ by the ulp that
+        :func:`~dpsynth.privacy.accountant.split_budget` takes off to keep their exact sum in the budget)."""
+        unit = "rho" if self.zcdp else "epsilon"
+        order = [("mwem-init", p) for p in self.init]
+        order += [(name, p) for pair in zip(self.select, self.measure) for name, p in zip(
+            ("mwem-select", "mwem-measure"), pair)]
+        out: list[Stage] = []
+        for name, part in order:  # loop over charges (a few per round)
+            if out and out[-1].stage == name and out[-1].amount == part:
+                out[-1] = Stage(name, unit, part, out[-1].count + 1)
+            else:
+                out.append(Stage(name, unit, part, 1))
+        return out
+
+
+def split(params: Params, columns: int, rounds: int, available: float) -> Split:
+    """The budget split of a ``variant: paper`` run with resolved ``params`` over ``columns`` columns and
+    ``rounds`` rounds: ``available`` (ε left after the row count, or the ρ available under zCDP) is split
+    into ``init_fraction`` for initialisation and ``rounds`` equal shares, each share ``select_fraction``
+    for selection and the rest for measurement; the initialisation share is split equally over the 1-way
+    marginals (``init: noisy``) or spent at once on the full table (``init: cells``, §2.3.2)."""
+    zcdp = params.accounting == "zcdp"
+    f_init = params.init_fraction if params.init != "uniform" else 0.0
+    per_round = (1.0 - f_init) / rounds
+    weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * rounds
+    parts = [available * w for w in weights] if zcdp else split_budget(available, weights)
+    if params.init == "cells":  # one measurement of the full table (§2.3.2)
+        init = [parts[0]]
+    else:
+        init = split_budget(parts[0], [1.0] * columns) if f_init > 0 else []
+    return Split(zcdp, init, parts[1::2], parts[2::2])
+
+
+def stages(params: Params, domain, workload, available: float) -> list[Stage]:
+    """The charges a ``variant: paper`` run will make, from the configuration alone: ``params`` resolved
+    (:func:`~dpsynth.algorithms.mwem.params.resolve_config`), the rounds T of
+    :func:`~dpsynth.algorithms.mwem.params.effective_iterations` over the
+    :func:`~dpsynth.algorithms.mwem.params.candidate_count`, and ``available`` as in :func:`split`.
+    A run that stops early (no candidate left under ``max_factor_cells``) charges a prefix of these."""
+    rounds = effective_iterations(params, candidate_count(domain, workload, params))
+    return split(params, len(domain), rounds, available).stages()
+
+
 def _available(ctx: AlgorithmContext, zcdp: bool) -> float:
     """What the rounds may spend: ε left (pure) or ρ left of the configured (ε, δ) (zCDP)."""
     ledger = ctx.ledger
@@ -36,21 +107,8 @@ class _Budget:
     def __init__(self, ctx: AlgorithmContext, params: Params, T: int):
         self.ctx, self.zcdp = ctx, params.accounting == "zcdp"
         self.discrete = params.noise == "discrete"
-        d = len(ctx.domain)
-        f_init = params.init_fraction if params.init != "uniform" else 0.0
-        per_round = (1.0 - f_init) / T
-        weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * T
-        if self.zcdp:
-            avail = _available(ctx, True)
-            parts = [avail * w for w in weights]
-        else:
-            parts = split_budget(ctx.ledger.remaining(), weights)
-        if params.init == "cells":  # one measurement of the full table (§2.3.2)
-            self.init = [parts[0]]
-        else:
-            self.init = split_budget(parts[0], [1.0] * d) if f_init > 0 else []
-        self.select = parts[1::2]
-        self.measure = parts[2::2]
+        parts = split(params, len(ctx.domain), T, _available(ctx, self.zcdp))
+        self.init, self.select, self.measure = parts.init, parts.select, parts.measure
 
     def select_epsilon(self, t: int) -> float:
         return bounded_range_epsilon(self.select[t]) if self.zcdp else self.select[t]

@@ -188,9 +188,14 @@ def _has_queries(workload) -> bool:
 def resolve(ctx: AlgorithmContext, params: Params) -> Params:
     """The parameters of this run: variant (:func:`variant_of`), its defaults, and the accounting
     the ledger was built with."""
-    variant = variant_of(params, _has_queries(ctx.queries))
+    return resolve_config(params, ctx.queries, zcdp=isinstance(ctx.ledger.composition, ZCDPComposition))
+
+
+def resolve_config(params: Params, workload, *, zcdp: bool) -> Params:
+    """:func:`resolve` from the configuration alone: the typed ``workload`` and whether the release
+    composes in zCDP (the composition :func:`composition` picks for the privacy settings)."""
+    variant = variant_of(params, _has_queries(workload))
     if variant == "pgm" and params.marginal_queries != "cuboids":
         raise ConfigError(f"{_P}.marginal_queries: variant pgm measures whole marginals (cuboids); "
                           "use variant: paper for cells or ranges")
-    zcdp = isinstance(ctx.ledger.composition, ZCDPComposition)
     return params.resolved(variant, "zcdp" if zcdp else "pure")
