@@ -113,6 +113,7 @@ class Fit:
     ``model`` is the final A_T; with ``output: average`` ``snapshots`` holds A₁ … A_T and
     :meth:`project` averages their marginals.  ``released`` are the noisy marginals
     (1-way initialisation and measured cuboids); ``details`` and ``warnings`` go to the report.
+    Rows: ``fit.output.sample(rows, rng=rng)`` (what the pipeline samples).
     """
 
     model: FactoredModel
@@ -126,9 +127,6 @@ class Fit:
         if not self.snapshots:
             return self.model.project(attrs)
         return sum(s.project(attrs) for s in self.snapshots) / len(self.snapshots)
-
-    def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray:
-        return _sample(self.model, self.snapshots, rows, rng=rng)
 
     @property
     def output(self):
@@ -218,15 +216,6 @@ def _locate(where, pick: int) -> tuple[int, int]:
             return fi, int(ix[pick])
         pick -= len(ix)
     raise IndexError("selection out of range")  # unreachable: pick < total candidates
-
-
-def _sample(model: FactoredModel, snapshots: list, rows: int, *, rng) -> np.ndarray:
-    """Rows from the final model, or from the uniform mixture of A₁ … A_T (``output: average``)."""
-    if not snapshots:
-        return model.sample(rows, rng=rng)
-    per = rng.multinomial(rows, np.full(len(snapshots), 1.0 / len(snapshots)))
-    codes = np.concatenate([s.sample(k, rng=rng) for s, k in zip(snapshots, per)])
-    return codes[rng.permutation(rows)]
 
 
 def _details(ctx, params, fams, budget, model, selected, capped, score_sens) -> dict:
