@@ -56,12 +56,12 @@ class Params:
     round_iterations: int = 30
     final_iterations: int = 200
     sampling: Literal["iid", "systematic"] = "iid"
+    noise: Literal["discrete", "continuous"] = "discrete"
 
     def resolved(self, variant: str, accounting: str) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
         fill = {k: v for k, v in _VARIANT_DEFAULTS[variant].items() if getattr(self, k) is None}
         return dataclasses.replace(self, variant=variant, accounting=accounting, **fill)
-    noise: Literal["discrete", "continuous"] = "discrete"
 
     def __post_init__(self) -> None:
         for key in ("model_cells", "round_iterations", "final_iterations"):
