@@ -1,4 +1,4 @@
-"""Tests of the MWEM algorithm (dpsynth/algorithms/mwem.py) and range workloads (dpsynth/ranges.py)."""
+"""Tests of the MWEM algorithm (dpsynth/algorithms/mwem/) and range workloads (dpsynth/ranges.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dpsynth.algorithms import mwem
+from dpsynth.algorithms.mwem import budget as mwem_budget
 from dpsynth.config import parse_config
 from dpsynth.privacy import mechanisms
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
@@ -30,12 +30,12 @@ def test_full_table_init_is_measured_at_histogram_sensitivity(monkeypatch):
 
 
 def test_half_sensitivity_on_the_full_table_is_caught(monkeypatch):
-    original = mwem.geometric_mechanism  # MWEM's default (noise: discrete) measurement
+    original = mwem_budget.geometric_mechanism  # MWEM's default (noise: discrete) measurement
 
     def halved(true, *, sensitivity, stage, **kw):
         return original(true, sensitivity=sensitivity / 2 if stage == "mwem-init" else sensitivity, stage=stage,
                         **kw)
 
-    monkeypatch.setattr(mwem, "geometric_mechanism", halved)
+    monkeypatch.setattr(mwem_budget, "geometric_mechanism", halved)
     coupling = _replay(monkeypatch, "replace-one")
     assert any(dist > sens for _, dist, sens in coupling.distances)
