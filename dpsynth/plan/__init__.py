@@ -8,9 +8,10 @@ of the machine's RAM).
 A plan reads the configuration and, at most, the size of the input file (never
 its contents): everything in it is public.  The row count n matters for memory
 (the numpy engine holds the table) and for noise relative to the counts; it is
-the ``rows`` argument when given, otherwise an estimate from the input file size
-and the schema (stated as such), otherwise an assumption of
-:data:`ASSUMED_ROWS` rows (stated as such).
+the ``rows`` argument when given, otherwise (n public only) an estimate from the
+input file size and the schema (stated as such), otherwise an assumption of
+:data:`ASSUMED_ROWS` rows (stated as such).  With n private the file size is never
+used: the plan's text and the memory guard's exit status would then depend on n.
 
 Memory model.  Peak resident memory is predicted as a sum of parts, each a
 coefficient times a public quantity, with the coefficients fitted by

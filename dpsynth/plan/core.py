@@ -20,7 +20,7 @@ from dpsynth.plan.coefficients import (
 )
 from dpsynth.plan.machine import DEFAULT_MEMORY_FRACTION, format_bytes
 from dpsynth.plan.predictors import PREDICTORS, AlgorithmPlan, Facts
-from dpsynth.plan.rows import plan_rows
+from dpsynth.plan.rows import n_is_public, plan_rows
 
 __all__ = ["Plan", "check_memory", "make_plan"]
 
@@ -77,7 +77,7 @@ class Plan:
 def _guarantee(config: Config) -> str:
     p = config.privacy
     kind = f"({p.epsilon:g}, {p.delta:g})-differential privacy" if p.delta > 0 else f"{p.epsilon:g}-differential privacy"
-    n = ("n (the row count) is public" if p.n_public or p.neighbouring.value == "replace-one"
+    n = ("n (the row count) is public" if n_is_public(config)
          else f"n is private (a noisy count costs epsilon {p.n_epsilon:g})")
     public = ("the schema is learned from the data by charged mechanisms (schema.discover); the workload and "
               "parameters are public" if getattr(config, "discover", None) is not None
