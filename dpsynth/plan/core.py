@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from dpsynth.config import Config
 from dpsynth.errors import ConfigError
 from dpsynth.plan import machine
+from dpsynth.plan.budget import planned_stages, stage_lines
 from dpsynth.plan.coefficients import (
     _BASE,
     _BASE_DUALQUERY,
@@ -118,6 +119,9 @@ def make_plan(
         )
     else:
         alg = PREDICTORS[config.algorithm](facts)
+        stages = planned_stages(config, n)  # the algorithm's own budget (mwem: still its predictor's words)
+        if stages is not None:
+            alg.stages = stage_lines(stages)
     d = len(domain)
     memory = {"interpreter and libraries": _BASE + (_BASE_DUALQUERY if config.algorithm == "dualquery" else 0)}
     if engine == "numpy":

@@ -158,7 +158,7 @@ def test_plan_of_an_ireduct_queries_release_states_the_queries_and_their_sensiti
     out = res.stdout
     assert "Workload:" not in out
     assert "Measured: 8 counting queries (cell sets) over 5 columns (age, race, sex, hours-per-week, income)\n" in out
-    assert ("  ireduct: epsilon 1 spent by noise-down steps, one charge for all 8 queries (a row is in at most 6 of "
+    assert ("  measure: epsilon 1 spent by noise-down steps, one charge for all 8 queries (a row is in at most 6 of "
             "them: L1 sensitivity 6)\n") in out
     assert "Noise: standard deviation 8.485 per query answer at equal scales (0.000261 of n;" in out  # sqrt(2)*6/1
     assert "noise-down working arrays: 1.1 KB\n" in out
