@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dpsynth.config import Config
-from dpsynth.errors import ConfigError
+from dpsynth.errors import BudgetError, ConfigError
 from dpsynth.plan import machine
 from dpsynth.plan.budget import planned_stages, stage_lines
 from dpsynth.plan.coefficients import (
@@ -119,7 +119,10 @@ def make_plan(
         )
     else:
         alg = PREDICTORS[config.algorithm](facts)
-        stages = planned_stages(config, n)  # the algorithm's own budget (mwem: still its predictor's words)
+        try:
+            stages = planned_stages(config, n)  # the algorithm's own budget (mwem: still its predictor's words)
+        except (BudgetError, ConfigError) as exc:  # e.g. no DualQuery setting fits at this n
+            stages, alg.stages = None, alg.stages or [(config.algorithm, f"infeasible at this n: {exc}")]
         if stages is not None:
             alg.stages = stage_lines(stages)
     d = len(domain)

@@ -87,11 +87,13 @@ def _marginal_memory(f: Facts) -> dict[str, int]:
 
 
 def _laplace(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.laplace import equal_shares
+
     m = len(f.marginal_cells)
-    per = split_budget(f.epsilon, [1.0] * m)[0] if m else f.epsilon
+    per = equal_shares(f.epsilon, m)[0] if m else f.epsilon
     scale = f.sensitivity / per
     return AlgorithmPlan(
-        stages=[("measure", f"epsilon {f.epsilon:.4g} split equally over {m} marginals ({per:.4g} each)")],
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
         memory=_marginal_memory(f),
         seconds=_synthesis(f)[1] + _T_CELL_LAPLACE * f.total_cells,
         queries=f"{m} marginals, every cell measured",
@@ -190,9 +192,7 @@ def _dualquery(f: Facts) -> AlgorithmPlan:
         sol = solve_parameters(epsilon=f.epsilon, delta=f.config.privacy.delta, n=float(f.rows),
                                composition=dq_composition(p, f.config.privacy), T=p.T, s=p.s, eta=p.eta,
                                max_T=p.max_T, accuracy=(p.alpha, p.beta, Q, log_x) if p.alpha is not None else None)
-        T = sol.T
-        stages.append(("dualquery", (f"T={sol.T} rounds of s={sol.s} query samples, eta={sol.eta:.4g} "
-                                    f"(solved for {_solved_words(sol.solved)} at n={f.rows:,})")))
+        T = sol.T  # the stages come from the algorithm's budget_plan (plan/budget.py)
         notes.append(_dualquery_outlook(f, sol, Q))
     except BudgetError as exc:
         notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
@@ -208,13 +208,6 @@ def _dualquery(f: Facts) -> AlgorithmPlan:
         noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
         notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
     )
-
-
-def _solved_words(solved: str) -> str:
-    """SolvedParameters.solved ("T,s", "eta", "alpha,beta", "none") in words."""
-    if solved == "alpha,beta":
-        return "T, s and eta from alpha and beta (Algorithm 2)"
-    return "nothing" if solved == "none" else solved.replace(",", " and ")
 
 
 def _dualquery_outlook(f: Facts, sol, n_queries: int) -> str:
@@ -246,8 +239,7 @@ def _ireduct_queries(f: Facts) -> AlgorithmPlan:
     synth_bytes, synth_seconds = _synthesis(f)
     memory["synthesis model"] = synth_bytes
     return AlgorithmPlan(
-        stages=[("ireduct", (f"epsilon {f.epsilon:.4g} spent by noise-down steps, one charge for all "
-                            f"{len(q)} queries (a row is in at most {q.depth} of them: L1 sensitivity {sens:g})"))],
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
         memory=memory, seconds=synth_seconds + _T_CELL_IREDUCT * (cells + len(q)),
         queries=f"{len(q)} counting queries (cell sets) over {len(q.attrs)} columns ({cols})",
         noise_sd=None,
@@ -267,16 +259,14 @@ def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
         if name == "ireduct":  # the vectorized noise-down rounds work on all cells at once
             memory["noise-down working arrays"] = _IREDUCT_CELL * f.total_cells
         if name == "twophase":
-            frac = f.config.params.epsilon1_fraction
-            stages = [("twophase-1", f"epsilon fraction {frac:g}, equal over {m} marginals"),
-                      ("twophase-2", f"epsilon fraction {1 - frac:g}, scales chosen from phase 1")]
-            sd = math.sqrt(2.0) * f.sensitivity * m / (f.epsilon * frac)
+            from dpsynth.algorithms.twophase import phase_budgets
+
+            sd = math.sqrt(2.0) * f.sensitivity * m / phase_budgets(f.epsilon, f.config.params)[0]
             note = "phase 1; phase 2 adds less noise where counts are large"
         else:
-            stages = [(name, f"epsilon {f.epsilon:.4g} spent by noise-down steps, one charge per marginal")]
             sd = math.sqrt(2.0) * f.sensitivity / per
             note = "equal-split reference; iReduct lowers the noise where it matters"
-        return AlgorithmPlan(stages=stages, memory=memory, seconds=_synthesis(f)[1] + _T_CELL_IREDUCT * f.total_cells,
+        return AlgorithmPlan(stages=[], memory=memory, seconds=_synthesis(f)[1] + _T_CELL_IREDUCT * f.total_cells,
                              queries=f"{m} marginals", noise_sd=sd, noise_note=note)
 
     return predict
@@ -291,8 +281,7 @@ def _fourier(f: Facts) -> AlgorithmPlan:
     sens = coefficient_sensitivity(measured, f.config.privacy.neighbouring)
     per_entry = _FOURIER_LP_ENTRY if p.fit == "lp" else 2 * 8
     return AlgorithmPlan(
-        stages=[("fourier", (f"epsilon {f.epsilon:.4g} on {measured:,} Fourier coefficients at once "
-                            f"(L1 sensitivity {sens:g})"))],
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
         memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
                 f"table fit ({p.fit}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
         seconds=(p.lp_time_limit / 10 if p.fit == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
