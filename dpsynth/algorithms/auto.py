@@ -49,7 +49,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
 
-__all__ = ["Params", "choose", "composition", "parse_params", "run", "widened"]
+__all__ = ["Params", "budget_plan", "choose", "chosen", "composition", "parse_params", "run", "widened"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,17 +114,29 @@ def widened(workload) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(out))
 
 
-def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+def chosen(ctx: AlgorithmContext, params: Params):
+    """(the chosen algorithm's spec, its params, the context it runs with, name, raw params, reasons)."""
     name, raw, why = choose(workload=ctx.workload, delta=ctx.ledger.delta, n=ctx.n, epsilon=ctx.ledger.epsilon,
                             sizes=ctx.domain.sizes)
     base, _, scope = name.partition(":")
     module = {"mwem": mwem, "laplace": laplace}[base]
-    chosen = module.SPEC.parse_params({**raw, "sampling": params.sampling})
+    chosen_params = module.SPEC.parse_params({**raw, "sampling": params.sampling})
     if scope == "1-way":
         ctx = dataclasses.replace(ctx, workload=tuple((a,) for a in sorted({a for m in ctx.workload for a in m})))
     elif scope == "3-way":
         ctx = dataclasses.replace(ctx, workload=widened(ctx.workload))
-    out = module.SPEC.run(ctx, chosen, rng=rng)
+    return module.SPEC, chosen_params, ctx, name, raw, why
+
+
+def budget_plan(ctx: AlgorithmContext, params: Params):
+    """The chosen algorithm's plan (``None`` while that algorithm has no ``budget_plan``)."""
+    spec, chosen_params, ctx, _, _, _ = chosen(ctx, params)
+    return spec.budget_plan(ctx, chosen_params) if spec.budget_plan is not None else None
+
+
+def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
+    spec, chosen_params, ctx, name, raw, why = chosen(ctx, params)
+    out = spec.run(ctx, chosen_params, rng=rng)
     out.details = {"auto": {"chosen": name, "params": {**raw, "sampling": params.sampling}, "why": why},
                    **out.details}
     return out
@@ -138,4 +150,5 @@ SPEC = AlgorithmSpec(
     composition=composition,
     workload=frozenset({"marginals"}),
     audit_params=({},),
+    budget_plan=budget_plan,
 )

@@ -63,7 +63,7 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
@@ -75,6 +75,7 @@ __all__ = [
     "Basis",
     "FourierFit",
     "Params",
+    "budget_plan",
     "coefficient_sensitivity",
     "fit",
     "parse_params",
@@ -402,6 +403,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return AlgorithmOutput(model=model, codes=codes, marginals=marginals, details=details, warnings=result.warnings)
 
 
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`fit` charges: the ε left, once, on every measured coefficient of the downward closure."""
+    measured = Basis.closure(ctx.domain, ctx.workload).size - 1
+    eps = ctx.ledger.remaining()
+    sens = coefficient_sensitivity(measured, ctx.neighbouring)
+    return [PlannedStage(stage="fourier", charges=1, total=eps, epsilon=(eps,),
+                         text=f"epsilon {eps:.4g} on {measured:,} Fourier coefficients at once (L1 sensitivity {sens:g})")]
+
+
 SPEC = AlgorithmSpec(
     name="fourier",
     summary="Barak et al. Fourier release (Dwork survey §4.2): noisy Fourier coefficients, consistent table",
@@ -410,4 +420,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous", "fit": "mw"}),
     preflight=preflight,
+    budget_plan=budget_plan,
 )

@@ -67,8 +67,8 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.ireduct_queries import run_queries
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.ireduct_queries import queries_stage, run_queries
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge, CostAllocation, scale_cost
@@ -80,6 +80,7 @@ __all__ = [
     "IReductResult",
     "Params",
     "Pick",
+    "budget_plan",
     "default_scales",
     "error_weights",
     "generalized_sensitivity",
@@ -505,6 +506,16 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return release_marginals(ctx, params, measure, rng=rng)
 
 
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`run` charges: one entry per marginal (or one for all counting queries), each at the final
+    scales the noise-down steps reach, within the ε left."""
+    if ctx.queries is not None and ctx.queries.queries is not None:
+        return [queries_stage(ctx, params)]
+    eps, m = ctx.ledger.remaining(), len(ctx.workload)
+    return [PlannedStage(stage="measure", charges=m, total=eps,
+                         text=f"epsilon {eps:.4g} spent by noise-down steps, one charge per marginal ({m})")]
+
+
 SPEC = AlgorithmSpec(
     name="ireduct",
     summary="Iterative noise reduction for relative error (Xiao et al. 2011, §4)",
@@ -513,4 +524,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals", "queries"}),
     audit_params=({}, {"error_weight": "sum"}, {"pick": "max"}),
     preflight=synthesis_preflight,
+    budget_plan=budget_plan,
 )

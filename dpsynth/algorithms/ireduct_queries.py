@@ -28,12 +28,13 @@ import math
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
+from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.privacy.accountant import Charge, PatternCostAllocation
 from dpsynth.workload.marginals import default_sanity_bound
 
-__all__ = ["measure_queries", "query_measurements", "run_queries"]
+__all__ = ["measure_queries", "queries_budget", "queries_stage", "query_measurements", "run_queries"]
 
 
 def _lambda_max(ctx: AlgorithmContext, params, sens: float, eps: float) -> tuple[float, list[str]]:
@@ -60,14 +61,31 @@ def query_bounds(ctx: AlgorithmContext, params) -> tuple[np.ndarray, float]:
     return wl.queries.bounds(default), float(default)
 
 
+def queries_budget(ctx: AlgorithmContext, epsilon: float) -> PatternCostAllocation:
+    """The cost allocation of the queries at equal scales: its ``sensitivity`` is the L1 sensitivity of all the
+    queries at once (Definition 4; a row leaves, or leaves and joins, at most ``depth`` of them)."""
+    q = ctx.queries.queries
+    factor = ctx.neighbouring.histogram_l1  # one row leaves (add-remove: 1), or leaves and joins (replace-one: 2)
+    return PatternCostAllocation(epsilon, factor, q.patterns, np.ones(len(q)))
+
+
+def queries_stage(ctx: AlgorithmContext, params) -> PlannedStage:
+    """What :func:`measure_queries` charges: one entry for all queries, its ε set by the noise-down steps."""
+    q = ctx.queries.queries
+    eps = ctx.ledger.remaining()
+    sens = queries_budget(ctx, eps).sensitivity
+    return PlannedStage(stage="measure", charges=1, total=eps,
+                        text=(f"epsilon {eps:.4g} spent by noise-down steps, one charge for all {len(q)} queries "
+                              f"(a row is in at most {q.depth} of them: L1 sensitivity {sens:g})"))
+
+
 def measure_queries(ctx: AlgorithmContext, params, *, rng: np.random.Generator):
     """(noisy answers, final scales, details, warnings); charges the ledger once (module docstring)."""
     from dpsynth.algorithms.ireduct import ireduct_groups
 
     q = ctx.queries.queries
     eps = ctx.ledger.remaining()
-    factor = ctx.neighbouring.histogram_l1  # one row leaves (add-remove: 1), or leaves and joins (replace-one: 2)
-    budget = PatternCostAllocation(eps, factor, q.patterns, np.ones(len(q)))
+    budget = queries_budget(ctx, eps)
     lam_max, warnings = _lambda_max(ctx, params, budget.sensitivity, eps)
     lam_delta = params.lambda_delta or lam_max * 1e-5
     if lam_delta >= lam_max:

@@ -36,7 +36,7 @@ from dpsynth.algorithms.base import (
     synthesis_preflight,
 )
 from dpsynth.algorithms.ireduct import marginal_label, resolve_scales, sanity_details
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import Charge
@@ -64,18 +64,24 @@ def parse_params(raw: Mapping) -> Params:
     return params_from_mapping(Params, raw)
 
 
+def initial_epsilon(ctx: AlgorithmContext, params: Params, epsilon: float):
+    """(ε of each initial draw Δ/λ_max, λ_max, sanity bounds δ, warnings): Figure 12 lines 1–4."""
+    lam_max, _, delta, warnings = resolve_scales(ctx, params, epsilon)
+    return ctx.neighbouring.histogram_l1 / lam_max, lam_max, delta, warnings
+
+
 def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
     sens = ctx.neighbouring.histogram_l1
-    lam_max, _, delta, warnings = resolve_scales(ctx, params, eps)
+    first_eps, lam_max, delta, warnings = initial_epsilon(ctx, params, eps)
     m = len(ctx.workload)
     mech = geometric_mechanism if params.noise == "discrete" else laplace_mechanism  # integer counts: integer noise
     last = np.full(m, lam_max)  # scale of the latest draw of each marginal
     num: list[np.ndarray] = []
     den = np.zeros(m)  # Σ 1/λ_k² per marginal
     for attrs in ctx.workload:  # Figure 12 lines 1–4
-        e = sens / lam_max
+        e = first_eps
         y = mech(ctx.counts.marginal(attrs), sensitivity=sens, epsilon=e, ledger=ctx.ledger,
                  rng=rng, stage="initial", measured=marginal_label(ctx.domain, attrs))
         num.append(y / lam_max**2)
@@ -124,6 +130,18 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return release_marginals(ctx, params, measure, rng=rng)
 
 
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`measure` charges: one draw per marginal at λ_max, then resamples while the budget lasts."""
+    eps = ctx.ledger.remaining()
+    first, lam_max, _, _ = initial_epsilon(ctx, params, eps)
+    m = len(ctx.workload)
+    return [PlannedStage(stage="initial", charges=m, total=first * m, epsilon=(first,) * m,
+                         text=f"{m} draws at lambda_max {lam_max:.4g} (epsilon {first:.4g} each)"),
+            PlannedStage(stage="resample", charges=None, total=eps - first * m,
+                         text=("the rest, in draws at halved scales (doubled epsilon) chosen from the noisy "
+                               "counts while the budget lasts"))]
+
+
 SPEC = AlgorithmSpec(
     name="iresamp",
     summary="iResamp baseline: resampling with doubled budgets (Xiao et al. 2011, §3.3)",
@@ -132,4 +150,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}),
     preflight=synthesis_preflight,
+    budget_plan=budget_plan,
 )

@@ -36,12 +36,12 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism, snapping_mechanism, snapping_noise_scale
 
-__all__ = ["Params", "measure", "measure_marginals", "parse_params", "run"]
+__all__ = ["Params", "budget_plan", "equal_shares", "measure", "measure_marginals", "parse_params", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +51,19 @@ class Params(SynthesisParams):
 
 def parse_params(raw: Mapping) -> Params:
     return params_from_mapping(Params, raw)
+
+
+def equal_shares(epsilon: float, m: int) -> list[float]:
+    """ε split equally over m marginals (exact sum ≤ ε): the budget of :func:`measure_marginals`."""
+    return split_budget(epsilon, [1.0] * m) if m else []
+
+
+def marginals_stage(stage: str, epsilon: float, m: int, what: str) -> PlannedStage:
+    """The :class:`PlannedStage` of :func:`measure_marginals` over m marginals."""
+    shares = equal_shares(epsilon, m)
+    each = f" ({shares[0]:.4g} each)" if shares else ""
+    return PlannedStage(stage=stage, charges=m, total=epsilon, epsilon=tuple(shares),
+                        text=f"epsilon {epsilon:.4g} split equally over {m} {what}{each}")
 
 
 def measure_marginals(
@@ -64,7 +77,7 @@ def measure_marginals(
 ) -> list[NoisyMarginal]:
     """Measure every marginal in ``attr_sets`` with an equal share of ``epsilon``."""
     attr_sets = list(attr_sets)
-    shares = split_budget(epsilon, [1.0] * len(attr_sets))
+    shares = equal_shares(epsilon, len(attr_sets))
     sens = ctx.neighbouring.histogram_l1
     mech = geometric_mechanism if noise == "discrete" else laplace_mechanism
     out = []
@@ -99,6 +112,11 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return release_marginals(ctx, params, measure, rng=rng)
 
 
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`measure` charges: ε left equally over the workload marginals."""
+    return [marginals_stage("measure", ctx.ledger.remaining(), len(ctx.workload), "marginals")]
+
+
 SPEC = AlgorithmSpec(
     name="laplace",
     summary="Equal-noise marginals (Dwork survey §3, Laplace/geometric mechanism), rows from a fitted model",
@@ -107,4 +125,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}, {"noise": "snapping"}),
     preflight=synthesis_preflight,
+    budget_plan=budget_plan,
 )

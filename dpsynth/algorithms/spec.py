@@ -15,9 +15,31 @@ from typing import Any
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import BasicComposition, Composition
 
-__all__ = ["AlgorithmSpec"]
+__all__ = ["AlgorithmSpec", "PlannedStage"]
 
 _SECTIONS = frozenset({"marginals", "ranges", "conjunctions", "parities", "linear", "queries"})
+
+
+@dataclass(frozen=True)
+class PlannedStage:
+    """One ledger stage as an algorithm will charge it, known from public facts before any data is read.
+
+    ``epsilon``: the ε of each ledger entry of the stage, in order, when fixed by the configuration;
+    ``None`` when the entries' ε are chosen at run time from noisy values (iReduct's noise-down, iResamp's
+    resampling, TwoPhase's phase 2): then ``total`` is the most the stage may spend and ``charges`` the
+    number of entries when that is fixed (else ``None``).  ``text``: the stage in words, for ``dpsynth plan``.
+    """
+
+    stage: str
+    charges: int | None
+    total: float
+    epsilon: tuple[float, ...] | None = None
+    delta: float = 0.0
+    text: str = ""
+
+    @property
+    def fixed(self) -> bool:
+        return self.epsilon is not None
 
 
 def _basic(params: Any, privacy: Any) -> Composition:
@@ -41,7 +63,12 @@ class AlgorithmSpec:
     * ``audit_params``: parameter variants (raw mappings, as in YAML) that the
       privacy tests must exercise: each accounting, query class and option that
       changes which mechanisms run or how they are charged;
-    * ``needs_delta``: variants whose accounting needs δ > 0 (the tests give it).
+    * ``needs_delta``: variants whose accounting needs δ > 0 (the tests give it);
+    * ``budget_plan(ctx, params) -> list[PlannedStage]``: the stages ``run`` will charge, computed by the
+      same budget functions ``run`` uses, from an :class:`~dpsynth.algorithms.base.AlgorithmContext`
+      without data (``counts`` is ``None``; the ledger holds the charges made before the algorithm, e.g.
+      the row count; ``n`` is a public figure).  ``dpsynth plan`` prints it; a test checks it against
+      the ledger of real releases.
     """
 
     name: str
@@ -54,6 +81,7 @@ class AlgorithmSpec:
     preflight: Callable[[Any, Any, Any], None] | None = None
     check_workload: Callable[[Any, Any, Any], None] | None = None
     needs_delta: Callable[[Mapping[str, Any]], bool] = field(default=lambda raw: False)
+    budget_plan: Callable[[Any, Any], list[PlannedStage] | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -41,14 +41,14 @@ from dpsynth.algorithms.base import (
     synthesis_preflight,
 )
 from dpsynth.algorithms.ireduct import marginal_label, sanity_bounds, sanity_details
-from dpsynth.algorithms.laplace import measure_marginals
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.laplace import marginals_stage, measure_marginals
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
 from dpsynth.privacy.accountant import split_budget
 from dpsynth.privacy.mechanisms import geometric_mechanism, laplace_mechanism
 
-__all__ = ["Params", "measure", "oracle_scales", "parse_params", "rescale_weights", "run"]
+__all__ = ["Params", "budget_plan", "measure", "oracle_scales", "parse_params", "phase_budgets", "rescale_weights", "run"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,10 +83,16 @@ def oracle_scales(weights, sensitivity: float, epsilon: float) -> np.ndarray:
     return sensitivity * root.sum() / (epsilon * root)
 
 
+def phase_budgets(epsilon: float, params: Params) -> tuple[float, float]:
+    """(ε₁, ε₂): ``epsilon1_fraction`` of ε for phase 1, the rest for phase 2."""
+    eps1, eps2 = split_budget(epsilon, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
+    return eps1, eps2
+
+
 def measure(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator):
     """The released noisy marginals, the report details and warnings (no synthesis)."""
     eps = ctx.ledger.remaining()
-    eps1, eps2 = split_budget(eps, [params.epsilon1_fraction, 1.0 - params.epsilon1_fraction])
+    eps1, eps2 = phase_budgets(eps, params)
     sens = ctx.neighbouring.histogram_l1
     delta = sanity_bounds(ctx, params)  # per marginal (§2 after Equation 1)
     first = measure_marginals(ctx, ctx.workload, eps1, rng=rng, noise=params.noise, stage="phase 1")
@@ -120,6 +126,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     return release_marginals(ctx, params, measure, rng=rng)
 
 
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`measure` charges: ε₁ equally over the marginals, then ε₂ at shares chosen from phase 1."""
+    eps1, eps2 = phase_budgets(ctx.ledger.remaining(), params)
+    m = len(ctx.workload)
+    return [marginals_stage("phase 1", eps1, m, f"marginals (epsilon1_fraction {params.epsilon1_fraction:g})"),
+            PlannedStage(stage="phase 2", charges=m, total=eps2,
+                         text=f"epsilon {eps2:.4g} over the {m} marginals, shares chosen from the phase 1 counts")]
+
+
 SPEC = AlgorithmSpec(
     name="twophase",
     summary="TwoPhase baseline (Xiao et al. 2011, §3.2, §5.2 Rescale)",
@@ -128,4 +143,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({}, {"noise": "continuous"}),
     preflight=synthesis_preflight,
+    budget_plan=budget_plan,
 )

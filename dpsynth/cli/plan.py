@@ -16,7 +16,7 @@ from dpsynth.errors import UsageError
 @handle_errors
 def plan(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm).")],
-    input: Annotated[str | None, typer.Option("--input", "-i", help="Input table: only its size is read, to estimate the row count.")] = None,
+    input: Annotated[str | None, typer.Option("--input", "-i", help="Input table: only its size is read, to estimate the row count (n public only; with n private the size is not used).")] = None,
     rows: Annotated[int | None, typer.Option("--rows", help="Assume this many input rows (n) instead of estimating it.")] = None,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine the release will use: numpy, stream or spark.")] = "numpy",
     marginals: Annotated[bool, typer.Option("--marginals", help="Include the memory of release --marginals (the long table).")] = False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def test_issue_case_k5_laplace_refused_before_reading(runner, tmp_path, monkeypa
 
 
 def test_default_limit_is_half_the_machine_ram(runner, tmp_path, monkeypatch):
-    monkeypatch.setattr(plan_mod, "machine_memory", lambda: 4 << 30)
+    monkeypatch.setattr(plan_mod.machine, "machine_memory", lambda: 4 << 30)
     cfg = _config(tmp_path, workload={"marginals": {"k": 5}})
     res = runner.invoke(app, ["release", "-c", str(cfg), "-i", ADULT, "-o", str(tmp_path / "o.csv")])
     assert res.exit_code == 64
@@ -157,7 +158,44 @@ def test_plan_of_an_ireduct_queries_release_states_the_queries_and_their_sensiti
     out = res.stdout
     assert "Workload:" not in out
     assert "Measured: 8 counting queries (cell sets) over 5 columns (age, race, sex, hours-per-week, income)\n" in out
-    assert ("  ireduct: epsilon 1 spent by noise-down steps, one charge for all 8 queries (a row is in at most 6 of "
+    assert ("  measure: epsilon 1 spent by noise-down steps, one charge for all 8 queries (a row is in at most 6 of "
             "them: L1 sensitivity 6)\n") in out
     assert "Noise: standard deviation 8.485 per query answer at equal scales (0.000261 of n;" in out  # sqrt(2)*6/1
     assert "noise-down working arrays: 1.1 KB\n" in out
+
+
+def _nltcs_n_private(tmp_path: Path) -> Path:
+    raw = yaml.safe_load(Path("configs/nltcs.yaml").read_text())
+    raw["privacy"]["n"] = {"epsilon": 0.1}
+    p = tmp_path / "nltcs-n-private.yaml"
+    p.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return p
+
+
+def test_n_private_size_decisions_use_public_figures_only(runner, tmp_path):
+    """Issue 24, defect 2 (coupled): n private, D (5,000 NLTCS rows) and D plus one row, --max-memory at the
+    peak a plan from D's file size would predict.  The plan's text and JSON and the release's exit status and
+    stderr must be identical: n comes from --rows or the assumption, never from the input's size."""
+    lines = Path("sample_data/nltcs.csv").read_text().splitlines(keepends=True)
+    d, d1 = tmp_path / "d.csv", tmp_path / "d1.csv"
+    d.write_text("".join(lines[:5001]))
+    d1.write_text("".join(lines[:5002]))
+    cfg = _nltcs_n_private(tmp_path)
+    public = dataclasses.replace(load_config(cfg), privacy=dataclasses.replace(load_config(cfg).privacy,
+                                                                             n_epsilon=None))
+    from_size = make_plan(public, input_path=str(d))  # n public: the file size may be used (~5,000 rows)
+    assert make_plan(public, input_path=str(d1)).peak_memory > from_size.peak_memory  # one more row shows
+    boundary = str(from_size.peak_memory)
+
+    outs = [runner.invoke(app, ["plan", "-c", str(cfg), "-i", str(x)] + j) for x in (d, d1) for j in ([], ["--json"])]
+    assert all(r.exit_code == 0 for r in outs)
+    assert outs[0].stdout == outs[2].stdout and outs[1].stdout == outs[3].stdout
+    assert ("Rows n: 100,000, assumed (100,000; n is private, so the input file's size is not used; give --rows N, "
+            "a public figure); synthetic rows: 100,000\n") in outs[0].stdout
+    assert "file size" not in outs[0].stdout
+
+    rels = [runner.invoke(app, ["release", "-c", str(cfg), "-i", str(x), "-o", str(tmp_path / f"o{i}.csv"),
+                                "-r", str(tmp_path / f"r{i}.json"), "--max-memory", boundary, "--seed", "1"])
+            for i, x in enumerate((d, d1))]
+    assert rels[0].exit_code == rels[1].exit_code
+    assert rels[0].stderr == rels[1].stderr

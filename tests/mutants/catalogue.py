@@ -462,4 +462,9 @@ MUTANTS += [
          old="    per = 1.0 if neighbouring is Neighbouring.ADD_REMOVE else 2.0\n",
          new="    per = 1.0\n",
          tests=["tests/algorithms/test_fourier.py", *T_REPLAY]),
+    dict(id="plan-n-private-from-file-size", file="dpsynth/plan/rows.py",
+         why="with n private, plan and the memory guard estimate n from the input's file size (exit status leaks n)",
+         old="    if not n_is_public(config):\n        return ASSUMED_ROWS",
+         new="    if False:\n        return ASSUMED_ROWS",
+         tests=["tests/cli/test_plan.py::test_n_private_size_decisions_use_public_figures_only"]),
 ]

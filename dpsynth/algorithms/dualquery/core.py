@@ -58,9 +58,10 @@ from dpsynth.algorithms.dualquery.accounting import (
     all_accountings,
     expected_error,
     round_charge,
+    round_charges,
     solve_parameters,
 )
-from dpsynth.algorithms.spec import AlgorithmSpec
+from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.mixture import RecordsModel
 from dpsynth.params import params_from_mapping
@@ -387,6 +388,34 @@ def _free(rec: np.ndarray, clauses: Clauses, domain, how: str, rng: np.random.Ge
 
 
 # ----------------------------------------------------------------------- the run
+def _solve(ledger, params: Params, n: float, n_queries: int, log_universe: float):
+    """T, s and η for the budget the ledger has left (the charges already in it are the prior)."""
+    accuracy = (params.alpha, params.beta, n_queries, log_universe) if params.alpha is not None else None
+    return solve_parameters(
+        epsilon=ledger.epsilon, delta=ledger.delta, n=n, composition=ledger.composition,
+        prior=list(ledger.charges), T=params.T, s=params.s, eta=params.eta, max_T=params.max_T, accuracy=accuracy,
+    )
+
+
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """What :func:`run` charges: one entry per round t, s samples at ε'ₜ each (T, s, η solved at the public n)."""
+    queries = configured_queries(ctx.queries, ctx.domain, ctx.workload)
+    n = float(ctx.n)
+    sol = _solve(ctx.ledger, params, n, len(queries), _log_universe(ctx.domain))
+    charges = round_charges(T=sol.T, s=sol.s, eta=sol.eta, n=n)
+    return [PlannedStage(stage=STAGE, charges=sol.T, total=sum(c.epsilon for c in charges),
+                         epsilon=tuple(c.epsilon for c in charges),
+                         text=(f"T={sol.T} rounds of s={sol.s} query samples, eta={sol.eta:.4g} "
+                               f"(solved for {_solved_words(sol.solved)} at n={n:,.0f})"))]
+
+
+def _solved_words(solved: str) -> str:
+    """SolvedParameters.solved ("T,s", "eta", "alpha,beta", "none") in words."""
+    if solved == "alpha,beta":
+        return "T, s and eta from alpha and beta (Algorithm 2)"
+    return "nothing" if solved == "none" else solved.replace(",", " and ")
+
+
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
     budget_end = time.perf_counter() + params.time_budget  # the whole release, query evaluation included
     ledger = ctx.ledger
@@ -397,11 +426,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     true = true_answers(ctx.counts, queries, n)
     prior = list(ledger.charges)
     log_universe = _log_universe(ctx.domain)
-    accuracy = (params.alpha, params.beta, len(queries), log_universe) if params.alpha is not None else None
-    sol = solve_parameters(
-        epsilon=ledger.epsilon, delta=ledger.delta, n=n, composition=ledger.composition,
-        prior=prior, T=params.T, s=params.s, eta=params.eta, max_T=params.max_T, accuracy=accuracy,
-    )
+    sol = _solve(ledger, params, n, len(queries), log_universe)
     solved = params if params.alpha is not None else dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta)
     view = expected_error(n, ledger.epsilon, ledger.delta, solved, n_queries=len(queries), log_universe=log_universe,
                           prior=prior)
@@ -542,4 +567,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals", "conjunctions", "parities"}),
     audit_params=({}, {"accounting": "advanced"}, {"accounting": "zcdp"}, {"free_attributes": "uniform"}),
     needs_delta=lambda raw: raw.get("accounting") in ("advanced", "thm43", "zcdp"),
+    budget_plan=budget_plan,
 )

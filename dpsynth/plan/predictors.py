@@ -1,0 +1,318 @@
+"""One memory/budget/time predictor per algorithm (:data:`PREDICTORS`), from public facts only."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dpsynth.config import Config
+from dpsynth.plan.coefficients import (
+    _COUNT_CELL,
+    _FOURIER_LP_ENTRY,
+    _IREDUCT_CELL,
+    _NOISY_CELL,
+    _PAYLOAD_CELL,
+    _PGM_CELL,
+    _QUERY_BYTES,
+    _QUERY_INT,
+    _T_CELL_IREDUCT,
+    _T_CELL_LAPLACE,
+    _T_CELL_MWEM,
+    _T_MARGINAL,
+    _T_PGM_CELL,
+    _T_PGM_MODEL,
+    _T_ROUND_DUALQUERY,
+    _TRANSIENT,
+)
+from dpsynth.privacy.accountant import split_budget
+
+__all__ = ["PREDICTORS", "AlgorithmPlan", "Facts"]
+
+
+@dataclass
+class AlgorithmPlan:
+    """What one algorithm's predictor returns (all from public facts)."""
+
+    stages: list[tuple[str, str]]  # (stage, budget in words)
+    memory: dict[str, int]  # part -> bytes
+    seconds: float
+    queries: str  # what the algorithm measures, in words
+    noise_sd: float | None  # standard deviation of the noise on one measured cell (counts)
+    noise_note: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Public facts a predictor may use."""
+
+    config: Config
+    rows: int
+    marginal_cells: list[int]
+    total_cells: int
+    largest: int
+    synth_cap: int
+    epsilon: float  # ε left for the algorithm after the row count
+    sensitivity: float
+
+
+def _synthesis(f: Facts) -> tuple[int, float]:
+    """(bytes, seconds) of turning the noisy marginals into a model (``SynthesisParams``).
+
+    ``pgm`` (the default estimator, :mod:`dpsynth.models.estimation`): a junction tree of at most
+    ``model_cells`` cells (about 48 bytes per cell, docs/estimator.md), ``synthesis_iterations``
+    mirror-descent steps over the tree and the measured cells; ``mw``/``ipf``: the factored model,
+    factors of at most 1 M cells, ``synthesis_passes`` passes over the marginals.
+    """
+    p = f.config.params
+    method = getattr(p, "synthesis", "mw")
+    if method == "pgm":
+        steps = p.synthesis_iterations
+        return _PGM_CELL * p.model_cells, steps * (_T_PGM_MODEL * p.model_cells + _T_PGM_CELL * f.total_cells)
+    passes = getattr(p, "synthesis_passes", 10)
+    return 3 * 8 * f.synth_cap, _T_MARGINAL * len(f.marginal_cells) * passes / 10
+
+
+def _marginal_memory(f: Facts) -> dict[str, int]:
+    return {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "noisy marginals": _NOISY_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "synthesis model": _synthesis(f)[0],
+        "released model file payload (its checksum)": _PAYLOAD_CELL * f.total_cells,
+    }
+
+
+def _laplace(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.laplace import equal_shares
+
+    m = len(f.marginal_cells)
+    per = equal_shares(f.epsilon, m)[0] if m else f.epsilon
+    scale = f.sensitivity / per
+    return AlgorithmPlan(
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory=_marginal_memory(f),
+        seconds=_synthesis(f)[1] + _T_CELL_LAPLACE * f.total_cells,
+        queries=f"{m} marginals, every cell measured",
+        noise_sd=math.sqrt(2.0) * scale,
+    )
+
+
+def _mwem_pgm(f: Facts, p) -> AlgorithmPlan:
+    from dpsynth.algorithms.mwem_pgm import candidates as pgm_candidates
+    from dpsynth.models.junction import BYTES_PER_CELL
+
+    T = p.iterations
+    cands = len(pgm_candidates(f.config.marginals))
+    weights = [p.init_fraction] + [(1 - p.init_fraction) / T * p.select_fraction,
+                                   (1 - p.init_fraction) / T * (1 - p.select_fraction)] * T
+    parts = split_budget(f.epsilon, weights)
+    unit = "rho" if p.accounting == "zcdp" else "epsilon"
+    stages = [("mwem-init", f"{unit} fraction {p.init_fraction:g} over the {len(f.config.domain)} 1-way marginals"),
+              ("mwem-select", (f"about {T} rounds, epsilon {parts[1]:.4g} each at first (exponential mechanism); "
+                               "later rounds get more when the model stops improving")),
+              ("mwem-measure", f"about {T} rounds, epsilon {parts[2]:.4g} each at first")]
+    memory = {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "graphical model (up to model_cells)": BYTES_PER_CELL * p.model_cells,
+    }
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds",
+        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each measured marginal, first rounds",
+        notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)"],
+    )
+
+
+def _mwem(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations, variant_of
+
+    p = f.config.params
+    linear = f.config.workload.linear
+    variant = variant_of(p, bool(f.config.workload.ranges) or linear is not None)
+    zcdp = p.accounting == "zcdp" or (p.accounting == "auto" and variant == "pgm" and f.config.privacy.delta > 0)
+    p = p.resolved(variant, "zcdp" if zcdp else "pure")
+    if variant == "pgm":
+        return _mwem_pgm(f, p)
+    m = len(f.marginal_cells)
+    candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
+    candidates += sum(len(rq) for rq in f.config.workload.ranges) + (len(linear) if linear is not None else 0)
+    T = effective_iterations(p, candidates)
+    classes = (([p.marginal_queries] if p.marginal_queries != "none" else [])
+               + (["ranges"] if f.config.workload.ranges else []) + (["linear"] if linear is not None else []))
+    f_init = p.init_fraction if p.init == "noisy" else 0.0
+    weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T
+    parts = split_budget(f.epsilon, weights)
+    unit = "rho" if p.accounting == "zcdp" else "epsilon"
+    stages = []
+    if f_init:
+        stages.append(("mwem-init", f"{unit} fraction {f_init:g} over the {len(f.config.domain)} 1-way marginals"))
+    stages += [("mwem-select", f"{T} rounds, epsilon {parts[1]:.4g} each (exponential mechanism)"),
+               ("mwem-measure", f"{T} rounds, epsilon {parts[2]:.4g} each")]
+    if p.accounting == "zcdp":
+        stages = [(s, t + " (split of the zCDP rho; figures shown as pure-epsilon shares)") for s, t in stages]
+    cap = p.max_factor_cells
+    memory = {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "model (factors up to max_factor_cells)": 3 * 8 * cap,
+    }
+    notes = []
+    if p.iterations is None and T < DEFAULT_ITERATIONS:
+        notes.append(f"iterations not set: {T} rounds, one per candidate query (fewer than the default "
+                     f"{DEFAULT_ITERATIONS})")
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
+        queries=f"{candidates} candidate queries ({', '.join(classes)}), {T} rounds",
+        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each of the T measured marginals",
+        notes=notes,
+    )
+
+
+def _dualquery(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.dualquery.accounting import solve_parameters
+    from dpsynth.algorithms.dualquery.core import composition as dq_composition
+    from dpsynth.algorithms.dualquery.core import configured_queries
+    from dpsynth.errors import BudgetError
+    from dpsynth.workload.parities import Parities
+
+    p = f.config.params
+    queries = configured_queries(f.config.workload, f.config.domain, f.config.marginals)
+    Q, k = len(queries), queries.k
+    kind = "parities" if isinstance(queries, Parities) else "conjunctions"
+    log_x = float(sum(math.log(size) for size in f.config.domain.sizes))
+    stages, notes, T = [], [], p.T or p.max_T
+    try:
+        sol = solve_parameters(epsilon=f.epsilon, delta=f.config.privacy.delta, n=float(f.rows),
+                               composition=dq_composition(p, f.config.privacy), T=p.T, s=p.s, eta=p.eta,
+                               max_T=p.max_T, accuracy=(p.alpha, p.beta, Q, log_x) if p.alpha is not None else None)
+        T = sol.T  # the stages come from the algorithm's budget_plan (plan/budget.py)
+        notes.append(_dualquery_outlook(f, sol, Q))
+    except BudgetError as exc:
+        notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
+        stages.append(("dualquery", "infeasible at this n"))
+    memory = {
+        f"{kind} (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
+        "distinct rows (numpy engine)": 8 * len(f.config.domain) * f.rows,
+    }
+    budget = p.time_budget
+    return AlgorithmPlan(
+        stages=stages, memory=memory, seconds=min(T * _T_ROUND_DUALQUERY, budget),
+        queries=f"{Q:,} {kind} of {k} literals (and their negations)",
+        noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
+        notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
+    )
+
+
+def _dualquery_outlook(f: Facts, sol, n_queries: int) -> str:
+    """DualQuery's accuracy outlook (dualquery.accounting.expected_error) as one plan note."""
+    from dpsynth.algorithms.dualquery.accounting import expected_error
+
+    params = f.config.params
+    if params.alpha is None:  # alpha/beta derive T, s and eta themselves
+        params = dataclasses.replace(params, T=sol.T, s=sol.s, eta=sol.eta)
+    view = expected_error(float(f.rows), f.epsilon, f.config.privacy.delta, params, n_queries=n_queries,
+                          log_universe=float(sum(math.log(size) for size in f.config.domain.sizes)))
+    return (f"accuracy outlook: {view.verdict} (at most T={view.T} distinct records; Theorem 4.6 bound on the "
+            f"max error {view.theorem_alpha:.3g}, vacuous when >= 1)" + (f"; {view.message}" if view.message else ""))
+
+
+def _ireduct_queries(f: Facts) -> AlgorithmPlan:
+    """iReduct over ``workload.queries`` (counting queries as cell sets): one charge for all queries at the
+    generalized sensitivity (Definition 4), noise-down arrays over the queries, the counts of their columns."""
+    q = f.config.workload.queries
+    domain = f.config.domain
+    factor = f.config.privacy.neighbouring.histogram_l1
+    sens = factor * q.depth
+    cells = domain.cells(q.attrs)
+    share = float(q.masks(domain).mean(axis=1).mean()) if len(q) else 0.0
+    sd = math.sqrt(2.0) * sens / f.epsilon
+    cols = ", ".join(domain.names[a] for a in q.attrs)
+    memory = {"exact counts of the queries' columns": _COUNT_CELL * cells,
+              "noise-down working arrays": _IREDUCT_CELL * len(q)}
+    synth_bytes, synth_seconds = _synthesis(f)
+    memory["synthesis model"] = synth_bytes
+    return AlgorithmPlan(
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory=memory, seconds=synth_seconds + _T_CELL_IREDUCT * (cells + len(q)),
+        queries=f"{len(q)} counting queries (cell sets) over {len(q.attrs)} columns ({cols})",
+        noise_sd=None,
+        noise_note=(f"standard deviation {sd:.4g} per query answer at equal scales ({sd / max(f.rows, 1):.3g} of n; "
+                    f"iReduct lowers it where relative error matters); an average query holds about "
+                    f"{share * f.rows:.4g} rows if the rows were spread evenly over its columns' cells"),
+    )
+
+
+def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
+    def predict(f: Facts) -> AlgorithmPlan:
+        if name == "ireduct" and f.config.workload.queries is not None:
+            return _ireduct_queries(f)
+        m = len(f.marginal_cells)
+        per = f.epsilon / max(m, 1)
+        memory = _marginal_memory(f)
+        if name == "ireduct":  # the vectorized noise-down rounds work on all cells at once
+            memory["noise-down working arrays"] = _IREDUCT_CELL * f.total_cells
+        if name == "twophase":
+            from dpsynth.algorithms.twophase import phase_budgets
+
+            sd = math.sqrt(2.0) * f.sensitivity * m / phase_budgets(f.epsilon, f.config.params)[0]
+            note = "phase 1; phase 2 adds less noise where counts are large"
+        else:
+            sd = math.sqrt(2.0) * f.sensitivity / per
+            note = "equal-split reference; iReduct lowers the noise where it matters"
+        return AlgorithmPlan(stages=[], memory=memory, seconds=_synthesis(f)[1] + _T_CELL_IREDUCT * f.total_cells,
+                             queries=f"{m} marginals", noise_sd=sd, noise_note=note)
+
+    return predict
+
+
+def _fourier(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms.fourier import coefficient_sensitivity, lp_entries
+
+    p = f.config.params
+    cells, size, entries = lp_entries(f.config.domain, f.config.marginals)
+    measured = max(size - 1, 1)
+    sens = coefficient_sensitivity(measured, f.config.privacy.neighbouring)
+    per_entry = _FOURIER_LP_ENTRY if p.fit == "lp" else 2 * 8
+    return AlgorithmPlan(
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+                f"table fit ({p.fit}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
+        seconds=(p.lp_time_limit / 10 if p.fit == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
+        queries=f"{measured:,} Fourier coefficients (the downward closure of {len(f.marginal_cells)} marginals)",
+        noise_sd=math.sqrt(2.0) * sens / f.epsilon, noise_note="per coefficient, not per cell",
+        notes=[f"the LP stops at lp_time_limit = {p.lp_time_limit:g} s"] if p.fit == "lp" else [],
+    )
+
+
+def _auto(f: Facts) -> AlgorithmPlan:
+    from dpsynth.algorithms import auto, get_algorithm
+
+    name, raw, why = auto.choose(workload=f.config.marginals, delta=f.config.privacy.delta, n=float(f.rows),
+                                 epsilon=f.epsilon, sizes=f.config.domain.sizes)
+    base = name.partition(":")[0]
+    params = get_algorithm(base).parse_params({**raw, "sampling": f.config.params.sampling})
+    chosen = dataclasses.replace(f, config=dataclasses.replace(f.config, algorithm=base, params=params))
+    out = PREDICTORS[base](chosen)
+    out.notes = [f"auto chooses {name}: {why[-1]}", *out.notes]
+    return out
+
+
+PREDICTORS: dict[str, Callable[[Facts], AlgorithmPlan]] = {
+    "auto": _auto,
+    "fourier": _fourier,
+    "laplace": _laplace,
+    "mwem": _mwem,
+    "dualquery": _dualquery,
+    "ireduct": _ireduct_like("ireduct"),
+    "twophase": _ireduct_like("twophase"),
+    "iresamp": _ireduct_like("iresamp"),
+}
+"""One memory/budget/time predictor per algorithm: update it when the algorithm changes."""
+

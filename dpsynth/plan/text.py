@@ -1,0 +1,58 @@
+"""A plan as plain text for people."""
+
+from __future__ import annotations
+
+import math
+
+from dpsynth.plan.core import Plan
+from dpsynth.plan.machine import format_bytes
+
+__all__ = ["format_plan"]
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as plain text for people."""
+    lines = [f"dpsynth plan: {plan.algorithm}", "", "Columns (domain size):"]
+    width = max((len(n) for n, _ in plan.columns), default=0)
+    lines += [f"  {name:<{width}}  {size}" for name, size in plan.columns]
+    lines += [
+        f"  full domain: {plan.domain_cells:.3g} cells",
+        "",
+        *([(f"Workload: {plan.marginals} marginals, {plan.total_cells:,} cells in all, "
+           f"largest {plan.largest_cells:,} cells")] if plan.marginals else []),
+        f"Measured: {plan.alg.queries}",
+        "",
+        "Budget:",
+    ]
+    lines += [f"  {stage}: {text}" for stage, text in plan.alg.stages]
+    lines += ["", f"Guarantee: {plan.guarantee}", ""]
+    lines.append(f"Rows n: {plan.rows:,}, {plan.rows_source}; synthetic rows: {plan.output_rows:,}")
+    if plan.alg.noise_sd is None:
+        lines.append(f"Noise: {plan.alg.noise_note}")
+    else:
+        sd = plan.alg.noise_sd
+        mean_cell = plan.rows / max(plan.total_cells / max(plan.marginals, 1), 1)
+        ratio = sd / mean_cell if mean_cell else math.inf
+        verdict = ("noise >> signal" if ratio > 10 else "noise larger than signal" if ratio > 1
+                   else "noise comparable to signal" if ratio > 0.1 else "noise << signal")
+        lines.append(
+            f"Noise: standard deviation {sd:.4g} per measured cell ({sd / max(plan.rows, 1):.3g} of n); "
+            f"an average cell holds {mean_cell:.4g} rows: {verdict}"
+            + (f" ({plan.alg.noise_note})" if plan.alg.noise_note else "")
+        )
+    lines += ["", (f"Predicted peak memory: {format_bytes(plan.peak_memory)} "
+                  f"(limit {format_bytes(plan.max_memory)}, {plan.max_memory_source})")]
+    lines += [f"  {part}: {format_bytes(size)}" for part, size in plan.memory.items()]
+    lines.append(f"Rough time: {_duration(plan.seconds)}")
+    lines += [f"Note: {note}" for note in plan.alg.notes]
+    if plan.peak_memory > plan.max_memory:
+        lines.append("release would REFUSE this configuration: predicted memory exceeds the limit")
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"about {max(seconds, 1):.0f} s"
+    if seconds < 3600:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
