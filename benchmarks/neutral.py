@@ -24,7 +24,7 @@ with few categories) therefore count fully as error. A column absent from the sy
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 
 import numpy as np
 import pandas as pd
@@ -119,7 +119,7 @@ def bin_column(name: str, column: pd.Series, *, quantiles: int = QUANTILES, max_
     if kind is not None:
         edges = np.unique(np.quantile(values, np.linspace(0, 1, quantiles + 1)))
         if len(edges) >= 2:
-            cuts = tuple(f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(edges[:-1], edges[1:]))
+            cuts = tuple(f"[{_fmt(a)}, {_fmt(b)})" for a, b in pairwise(edges))
             return ColumnBins(name, kind, cuts + ("<below min>", "<above max>") + tail, edges=edges)
     counts = present.value_counts()
     order = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:top]
