@@ -18,8 +18,9 @@ Per table and seed, at the same total ε (default 1) and δ (default 1e-6), each
 
 Rows are judged on their RAW values in the neutral binning of ``benchmarks/neutral.py``, chosen from the real
 table only (never from either release's schema): 1-way TV, mean 2-way marginal L1 over all pairs, mean 3-way
-L1 over 200 triples drawn with a fixed seed. Identifier-like columns (text whose 20 most frequent values hold
-under 10 % of the rows) are left out of the judging for both releases and listed. These figures read the
+L1 over 200 triples drawn with a fixed seed. Identifier and free-text columns (text that is mostly unique, or
+whose 20 most frequent values hold under 10 % of the rows) are left out of the judging for both releases and
+listed. These figures read the
 private data and are NOT differentially private.
 
 Tables are read-only and live outside the repository (``/work/shared/data``; ``/work/rawdata`` written by
@@ -54,6 +55,7 @@ RAW = Path(os.environ.get("DPSYNTH_RAW_DATA", "/work/rawdata"))
 CONFIGS = ROOT / "benchmarks" / "raw_configs"
 DISCOVER_SHARE = 0.2  # of the total ε, for (a) when it runs through a schema.discover config
 IDENTIFIER_TOP_SHARE = 0.10
+MOSTLY_UNIQUE = 0.5
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ def run_release(cmd: list[str], out: Path, timeout: float) -> dict:
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("dpsynth: progress")
              and "fixed seed" not in ln]
     notable = [ln for ln in lines if any(w in ln.lower() for w in ("error", "warning", "notice", "refus"))]
-    rec = {"exit": code, "seconds": round(seconds, 2), "stderr": (notable or lines[-3:])[:8]}
+    rec = {"exit": code, "seconds": round(seconds, 2), "stderr": (notable or ([] if code == 0 else lines[-3:]))[:8]}
     report = Path(str(out) + ".report.json")
     if code == 0 and out.exists():
         rec["rows"] = read_raw(out)
@@ -162,13 +164,20 @@ def run_release(cmd: list[str], out: Path, timeout: float) -> dict:
 
 
 def judged_columns(real: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """Columns judged, and identifier-like text columns left out (top values hold < 10 % of the rows)."""
+    """Columns judged, and identifier / free-text columns left out.
+
+    Left out: text (not numbers, not dates) that is mostly unique (distinct values > half the non-null
+    rows) or whose 20 most frequent values hold under 10 % of the non-null rows.
+    """
     keep, skip = [], []
     for c in real.columns:
         s = real[c].dropna()
         numeric = len(s) and not pd.to_numeric(s, errors="coerce").isna().any()
-        top = s.value_counts().iloc[:20].sum() / len(s) if len(s) else 1.0
-        (skip if not numeric and top < IDENTIFIER_TOP_SHARE and not _is_datetime(s) else keep).append(c)
+        counts = s.value_counts()
+        top = counts.iloc[:20].sum() / len(s) if len(s) else 1.0
+        unique = len(counts) / len(s) if len(s) else 0.0
+        text_id = not numeric and (top < IDENTIFIER_TOP_SHARE or unique > MOSTLY_UNIQUE)
+        (skip if text_id and not _is_datetime(s) else keep).append(c)
     return keep, skip
 
 
