@@ -26,6 +26,10 @@ demo: $(STAMP)
 	'|', p['composition']['theorem'], 'composition |', len(r['ledger']), 'ledger entries |', r['output']['rows'], 'rows')"
 	$(BIN)/dpsynth evaluate -c configs/adult.yaml --real sample_data/adult.csv --synthetic demo_out/adult_synth.csv \
 	    --marginals demo_out/adult_noisy_marginals.csv --k 1,2,3 --json demo_out/adult_eval.json --plot demo_out/adult_eval.png --force
+	@echo "--- zero-config: no schema, no config: discovery and release in one budget (epsilon 1)"
+	$(BIN)/dpsynth release -i sample_data/adult.csv -o demo_out/adult_zero.csv --epsilon 1 --force -q
+	$(BIN)/dpsynth evaluate -c demo_out/adult_zero.csv.config.yaml --real sample_data/adult.csv \
+	    --synthetic demo_out/adult_zero.csv --k 2 --force | head -8
 
 demo-discover: $(STAMP)
 	@mkdir -p demo_out
