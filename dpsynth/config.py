@@ -82,7 +82,7 @@ class Config:
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
     max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
     strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
-    schema_spend: tuple[float, float] | None = None  # schema.discovery: (ε, δ) a private discovery spent on it
+    schema_spend: Mapping[str, Any] | None = None  # schema.discovery: what a private discovery spent on the schema
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -268,17 +268,24 @@ def parse_config(raw: Any) -> Config:
     )
 
 
-def _schema_spend(raw: Any) -> tuple[float, float]:
-    """``schema.discovery: {epsilon_spent, delta_spent}``: what the private discovery of this schema spent (written
-    by ``dpsynth schema discover`` and by a zero-config release); a release that uses the schema adds it to its
-    report's totals."""
+def _schema_spend(raw: Any) -> dict[str, float | None]:
+    """``schema.discovery``: what the private discovery of this schema spent (written by ``dpsynth schema discover``
+    and by a release that discovered its schema): ``epsilon_spent`` and ``delta_spent`` (its (ε, δ) alone), and for
+    a discovery run under zCDP ``rho_spent`` and ``approx_delta``.  A release that uses the schema enters it in
+    its ledger (one charge), so every total of its report includes it."""
     raw = _mapping(raw, "schema.discovery")
-    _no_extra(raw, {"epsilon_spent", "delta_spent", "note"}, "schema.discovery")
+    _no_extra(raw, {"epsilon_spent", "delta_spent", "rho_spent", "approx_delta", "note"}, "schema.discovery")
     if "epsilon_spent" not in raw:
         raise ConfigError("schema.discovery.epsilon_spent: required (the epsilon the discovery of this schema spent)")
-    eps = _number(raw["epsilon_spent"], "schema.discovery.epsilon_spent", minimum=0.0)
-    delta = _number(raw.get("delta_spent", 0.0), "schema.discovery.delta_spent", minimum=0.0)
-    return eps, delta
+    out: dict[str, float | None] = {
+        "epsilon_spent": _number(raw["epsilon_spent"], "schema.discovery.epsilon_spent", minimum=0.0),
+        "delta_spent": _number(raw.get("delta_spent", 0.0), "schema.discovery.delta_spent", minimum=0.0),
+        "rho_spent": None,
+        "approx_delta": _number(raw.get("approx_delta", 0.0), "schema.discovery.approx_delta", minimum=0.0),
+    }
+    if raw.get("rho_spent") is not None:
+        out["rho_spent"] = _number(raw["rho_spent"], "schema.discovery.rho_spent", minimum=0.0)
+    return out
 
 
 DEFAULT_ALGORITHM = "auto"
@@ -340,22 +347,21 @@ def _discover_config(raw: Mapping[str, Any]) -> Config:
 def with_discovered_schema(config: Config, schema: Mapping[str, Any], *, epsilon: float, delta: float) -> Config:
     """The release config of a ``schema.discover`` config: the discovered ``schema`` and the budget
     (ε, δ) left after discovery (computed by the accountant); the CLI's overrides (max_cells) are kept."""
-    raw = release_document(config, schema, epsilon=epsilon, delta=delta)
+    raw = release_document(config, schema)
+    raw["privacy"] = {**_mapping(raw.get("privacy"), "privacy"), "epsilon": epsilon, "delta": delta}
     return replace(parse_config(raw), max_cells=config.max_cells, max_memory=config.max_memory)
 
 
-def release_document(config: Config, schema: Mapping[str, Any], *, epsilon: float, delta: float,
-                     spent: tuple[float, float] | None = None) -> dict:
-    """The config document of a ``schema.discover`` config's release: its own sections with the discovered
-    ``schema`` and the budget (ε, δ) left after discovery; with ``spent`` the schema records the discovery's
-    spend (``schema.discovery``), as the file a zero-config release writes beside its rows."""
+def release_document(config: Config, schema: Mapping[str, Any], *, spent: Mapping[str, Any] | None = None) -> dict:
+    """The config document of a ``schema.discover`` config's release: its own sections (the whole budget) with the
+    discovered ``schema``; with ``spent`` the schema records the discovery's spend (``schema.discovery``), as the
+    file a release that discovered its schema writes beside its rows."""
     raw = {k: v for k, v in (config.raw or {}).items() if k != "schema"}
-    raw["privacy"] = {**_mapping(raw.get("privacy"), "privacy"), "epsilon": epsilon, "delta": delta}
     schema = dict(schema)
     if spent is not None:
-        schema["discovery"] = {"epsilon_spent": spent[0], "delta_spent": spent[1],
+        schema["discovery"] = {**{k: v for k, v in spent.items() if v is not None},
                                "note": "this schema was learned from the data by private discovery: a release "
-                                       "that uses it adds this spend to its report's totals"}
+                                       "that uses it enters this spend in its ledger (its totals include it)"}
     return {"schema": schema, **raw}
 
 

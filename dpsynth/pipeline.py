@@ -10,7 +10,7 @@ This is the documented Python API behind ``dpsynth release``::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -26,7 +26,7 @@ from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
 from dpsynth.models.base import code_dtype
 from dpsynth.models.mixture import RecordsModel
-from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.accountant import BudgetError, Charge, Ledger, recorded_charge
 from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
@@ -126,6 +126,7 @@ def release(
     seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
+    prior_charges: Sequence[Charge] = (),
 ) -> ReleaseResult:
     """Release differentially private synthetic rows of ``table`` under ``config``.
 
@@ -160,7 +161,7 @@ def release(
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     codes = encode(table, config.domain, unknown=config.unknown)
     return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress,
-                               notice=notice)
+                               notice=notice, prior_charges=prior_charges)
 
 
 def release_from_source(
@@ -214,13 +215,30 @@ def release_from_counts(
     seeded: bool | None = None,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
+    prior_charges: Sequence[Charge] = (),
 ) -> ReleaseResult:
-    """The same release from any counts engine (the data are reached only through ``counts``)."""
+    """The same release from any counts engine (the data are reached only through ``counts``).
+
+    ``prior_charges``: what an earlier phase on the same data already charged to this budget (a discovery in the
+    same zCDP ledger); a schema that records its discovery's spend (``schema.discovery``) adds one more entry.
+    The algorithm spends what they leave, and the report's totals include them."""
     if config.discover is not None:
         raise ConfigError("schema.discover: a release from counts needs a public schema")
     preflight(config)
     alg = get_algorithm(config.algorithm)
-    ledger = Ledger(config.privacy.epsilon, config.privacy.delta, alg.composition(config.params, config.privacy))
+    prior = list(prior_charges)
+    if config.schema_spend is not None:
+        sp = config.schema_spend
+        prior.insert(0, recorded_charge(epsilon=sp["epsilon_spent"], delta=sp["delta_spent"], rho=sp["rho_spent"],
+                                        approx_delta=sp["approx_delta"],
+                                        measured="the private discovery of the schema (schema.discovery)"))
+    ledger = Ledger(config.privacy.epsilon, config.privacy.delta, alg.composition(config.params, config.privacy),
+                    charges=prior)
+    if prior and not ledger.would_fit(replace(prior[0], epsilon=0.0, delta=0.0, rho=0.0, approx_delta=0.0)):
+        eps, dlt = ledger.spent()
+        raise BudgetError(f"privacy.epsilon: the schema's discovery already spent epsilon={eps:.6g}, "
+                          f"delta={dlt:.3g} of this budget (epsilon={config.privacy.epsilon:g}, "
+                          f"delta={config.privacy.delta:g}); raise privacy.epsilon/delta to include it")
     n = _row_count(counts, config, ledger, rng)
     rows = config.output.rows if config.output.rows is not None else max(1, round(n))
     ctx = AlgorithmContext(
@@ -249,11 +267,6 @@ def release_from_counts(
     )
     fitted = out.model if out.model is not None else _records_model(codes, config.domain.sizes)
     model = ReleasedModel(config, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
-    if config.schema_spend is not None:  # the schema records its own private discovery: one set of totals
-        from dpsynth.report import add_recorded_discovery
-
-        report = add_recorded_discovery(report, config.schema_spend)
-        model = replace(model, privacy=report["privacy"], ledger=report["ledger"])
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
     # seeded here by the release's own randomness.
@@ -277,28 +290,48 @@ def release_discovered(
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
-    """Schema discovery (``config.discover``, its own share of the budget), then the release with the rest.
+    """Schema discovery (``config.discover``, its share of the budget), then the release with the rest.
 
-    The discovery ledger (basic composition) spends at most the ``discover`` share; the release gets
-    what is left of ``privacy`` (exactly, by :func:`~dpsynth.privacy.accountant.budget_after`), and the
-    report's ledger and totals cover both phases (:func:`dpsynth.report.add_discovery`).
+    Under a zCDP algorithm (δ > 0) both phases share one zCDP ledger: the discovery takes
+    ``discover.epsilon / privacy.epsilon`` of the ρ the budget allows once its partition selections' δ is set aside
+    (:func:`~dpsynth.privacy.accountant.zcdp_share`) and measures with discrete Gaussian noise; the release spends
+    what is left.  Otherwise the discovery has its own basic-composition ledger of (``discover.epsilon``,
+    ``discover.delta``) and the release gets what is left (:func:`~dpsynth.privacy.accountant.budget_after`).
+    Either way the report's ledger lists the discovery charges first and its totals cover both phases.
     """
     from dpsynth.config import release_document, with_discovered_schema
     from dpsynth.data.discover import discover_schema
-    from dpsynth.privacy.accountant import budget_after
+    from dpsynth.privacy.accountant import ZCDPComposition, budget_after, zcdp_share, zcdp_spent
     from dpsynth.report import add_discovery
 
     spec, privacy = config.discover, config.privacy
-    ledger = Ledger(spec.epsilon, spec.delta)
-    found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
-    eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
-    inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
-    result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice)
-    result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
+    composition = get_algorithm(config.algorithm).composition(config.params, privacy)
+    if isinstance(composition, ZCDPComposition) and privacy.delta > spec.delta:
+        ledger = Ledger(privacy.epsilon, privacy.delta, composition)
+        rho = zcdp_share(privacy.epsilon, privacy.delta, spec.epsilon / privacy.epsilon, spec.delta)
+        found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
+        found_charges = list(ledger.charges)
+        inner = with_discovered_schema(config, found.schema, epsilon=privacy.epsilon, delta=privacy.delta)
+        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
+                         prior_charges=found_charges)
+        alone = Ledger(privacy.epsilon, privacy.delta, composition, charges=found_charges)
+        eps_d, delta_d = alone.spent()
+        spent = {"epsilon_spent": eps_d, "delta_spent": delta_d, "rho_spent": zcdp_spent(found_charges),
+                 "approx_delta": sum(c.approx_delta for c in found_charges)}
+        result.report = add_discovery(result.report, found, alone, epsilon=privacy.epsilon, delta=privacy.delta,
+                                      shared=True)
+    else:
+        ledger = Ledger(spec.epsilon, spec.delta)
+        found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
+        eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
+        inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
+        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice)
+        result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
+        spent = {"epsilon_spent": ledger.spent()[0], "delta_spent": ledger.spent()[1]}
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
     result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
     result.diagnostics["discovered_schema"] = found.schema
-    result.config_document = release_document(config, found.schema, epsilon=eps, delta=delta, spent=ledger.spent())
+    result.config_document = release_document(config, found.schema, spent=spent)
     return result
 
 

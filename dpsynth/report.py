@@ -213,25 +213,36 @@ def build_discovery_report(discovery, ledger: Ledger, *, neighbouring, seeded: b
 
 
 def add_discovery(report: dict[str, Any], discovery, discovery_ledger: Ledger, *, epsilon: float,
-                  delta: float) -> dict[str, Any]:
+                  delta: float, shared: bool = False) -> dict[str, Any]:
     """A release report that covers the schema discovery run before it in the same budget.
 
-    The discovery charges come first in the ledger; ``epsilon_spent``/``delta_spent`` are the two
-    phases composed sequentially (basic composition of their totals, summed exactly by the accountant), and so
-    are the replace-one figure and the basic-composition figure; ``epsilon_requested``/``delta_requested`` are
-    the whole budget (``epsilon``, ``delta``).
+    ``shared``: the discovery charged the release's own (zCDP) ledger, so the report's ledger and totals already
+    include it; ``discovery_ledger`` then holds just the discovery's charges (for its own figures).  Otherwise the
+    discovery had its own ledger: its charges come first in the ledger, and ``epsilon_spent``/``delta_spent``,
+    the replace-one figure and the basic-composition figure compose the two phases sequentially.
+    ``epsilon_requested``/``delta_requested`` are the whole budget (``epsilon``, ``delta``).
     """
     rel = report["privacy"]
-    out = _with_discovery(report, discovery_ledger.spent(),
-                          discovery_ledger.replace_one_equivalent(rel["neighbouring"]),
-                          charges=[c.to_dict() for c in discovery_ledger.charges])
+    if shared:
+        out = dict(report)
+        d_eps, d_delta = discovery_ledger.spent()
+        out["privacy"] = {**rel, "discovery": {"epsilon_spent": d_eps, "delta_spent": d_delta}}
+        statement = ("the schema was learned from the data by private discovery (schema.discover) in the same "
+                     "zCDP ledger as the release: its charges are the first ledger entries (stage 'discover', "
+                     "discrete Gaussian noise), and every total above includes them; epsilon_spent/delta_spent "
+                     "here are what the discovery alone would spend")
+    else:
+        out = _with_discovery(report, discovery_ledger.spent(),
+                              discovery_ledger.replace_one_equivalent(rel["neighbouring"]),
+                              charges=[c.to_dict() for c in discovery_ledger.charges])
+        statement = ("the schema was learned from the data by private discovery (schema.discover) before the "
+                     "release; its charges are the first ledger entries (stage 'discover'), and the totals compose "
+                     "the discovery and the release sequentially (their epsilons and deltas add up)")
     out["privacy"].update(epsilon_requested=epsilon, delta_requested=delta)
     out["privacy"]["discovery"].update(
         release_epsilon_budget=rel["epsilon_requested"],
         release_delta_budget=rel["delta_requested"],
-        statement="the schema was learned from the data by private discovery (schema.discover) before the "
-        "release; its charges are the first ledger entries (stage 'discover'), and the totals compose the "
-        "discovery and the release sequentially (their epsilons and deltas add up)",
+        statement=statement,
         columns=discovery.columns,
     )
     out["privacy"]["public_information"] = [
@@ -242,22 +253,6 @@ def add_discovery(report: dict[str, Any], discovery, discovery_ledger: Ledger, *
     ]
     dropped = {k: v["dropped"] for k, v in discovery.columns.items() if "dropped" in v}
     out["warnings"] = [*report["warnings"], *(f"column '{k}' is not in the release: {why}" for k, why in dropped.items())]
-    return out
-
-
-def add_recorded_discovery(report: dict[str, Any], spent: tuple[float, float]) -> dict[str, Any]:
-    """A release report on a schema that records its own private discovery (``schema.discovery``): the totals,
-    the replace-one figure and the basic-composition figure add the recorded spend (sequential composition)."""
-    from dpsynth.privacy.accountant import group_of_two
-
-    declared = report["privacy"]["neighbouring"]
-    out = _with_discovery(report, spent, spent if declared == "replace-one" else group_of_two(*spent), charges=[])
-    out["privacy"]["epsilon_requested"] = float(exact_sum([report["privacy"]["epsilon_requested"], spent[0]]))
-    out["privacy"]["delta_requested"] = float(exact_sum([report["privacy"]["delta_requested"], spent[1]]))
-    out["privacy"]["discovery"]["statement"] = (
-        "the schema records that it was learned from this data by private discovery (schema.discovery in the "
-        "configuration); that spend is added to every total here (sequential composition). Its charges are in "
-        "the discovery's own report, not in this ledger")
     return out
 
 

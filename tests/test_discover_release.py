@@ -16,6 +16,7 @@ from dpsynth.cli import app
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
 from dpsynth.pipeline import release_from_source
+from dpsynth.privacy.accountant import approx_dp_to_zcdp, zcdp_share, zcdp_to_approx_dp
 from dpsynth.report import validate_report
 
 CONFIG = {
@@ -52,20 +53,25 @@ def test_release_with_discovery_covers_both_phases_in_one_ledger(adult, algorith
     stages = [c["stage"] for c in report["ledger"]]
     n_disc = stages.count("discover")
     assert n_disc >= 5 and stages[:n_disc] == ["discover"] * n_disc  # discovery first
-    eps_disc = sum((Fraction(c["epsilon"]) for c in report["ledger"][:n_disc]), Fraction(0))
-    eps_all = sum((Fraction(c["epsilon"]) for c in report["ledger"]), Fraction(0))
-    assert eps_disc <= Fraction(0.3) and p["discovery"]["epsilon_spent"] == float(eps_disc)
-    if p["composition"]["theorem"] == "basic":
-        assert p["epsilon_spent"] == float(eps_all) and eps_all <= Fraction(1.0)
-    else:  # zCDP release: its converted total plus the discovery's
-        release_eps = Fraction(p["epsilon_spent"]) - eps_disc
-        assert abs(release_eps - Fraction(p["discovery"]["release_epsilon_budget"])) < Fraction(1e-6)
-    assert Fraction(p["epsilon_spent"]) <= Fraction(1.0)
+    assert Fraction(p["epsilon_spent"]) <= Fraction(1.0) and Fraction(p["delta_spent"]) <= Fraction(1e-6)
     assert p["epsilon_spent"] == pytest.approx(1.0)  # the release spends what discovery left
-    if p["composition"]["theorem"] == "basic":
+    if p["composition"]["theorem"] == "basic":  # two ledgers composed sequentially
+        eps_disc = sum((Fraction(c["epsilon"]) for c in report["ledger"][:n_disc]), Fraction(0))
+        eps_all = sum((Fraction(c["epsilon"]) for c in report["ledger"]), Fraction(0))
+        assert eps_disc <= Fraction(0.3) and p["discovery"]["epsilon_spent"] == float(eps_disc)
+        assert p["epsilon_spent"] == float(eps_all) and eps_all <= Fraction(1.0)
         assert sum((Fraction(c["delta"]) for c in report["ledger"]), Fraction(0)) <= Fraction(1e-6)
-    assert Fraction(p["delta_spent"]) <= Fraction(1e-6)
-    assert p["discovery"]["release_epsilon_budget"] == pytest.approx(1.0 - float(eps_disc))
+        assert p["discovery"]["release_epsilon_budget"] == pytest.approx(1.0 - float(eps_disc))
+    else:  # one zCDP ledger: the discovery takes 0.3 of the rho left once its partition selections' delta is set aside
+        disc = report["ledger"][:n_disc]
+        approx = sum(c["approx_delta"] for c in disc)
+        assert 0 < approx <= 1e-7 and {c["mechanism"] for c in disc} >= {"discrete-gaussian",
+                                                                         "gaussian-partition-selection"}
+        rho_disc = sum(c["rho"] for c in disc)
+        assert rho_disc <= zcdp_share(1.0, 1e-6, 0.3, 1e-7) * (1 + 1e-12)
+        assert sum(c["rho"] for c in report["ledger"]) <= approx_dp_to_zcdp(1.0, 1e-6 - approx) * (1 + 1e-12)
+        assert p["discovery"]["epsilon_spent"] == pytest.approx(zcdp_to_approx_dp(rho_disc, 1e-6 - approx))
+        assert p["discovery"]["release_epsilon_budget"] == 1.0
     assert [c["name"] for c in report["domain"]] == ["workclass", "age", "sex", "hours-per-week", "income"]
     assert list(res.synthetic.columns) == ["workclass", "age", "sex", "hours-per-week", "income"]
     assert res.diagnostics["discovered_schema"]["columns"]["income"]["categories"] == ["<=50K", ">50K"]

@@ -33,15 +33,19 @@ __all__ = [
     "PatternCostAllocation",
     "RoundBudget",
     "ZCDPComposition",
+    "approx_delta_spent",
     "approx_dp_to_zcdp",
+    "approx_part",
     "bounded_range_epsilon",
     "budget_after",
     "exact_sum",
     "group_of_two",
+    "recorded_charge",
     "scale_cost",
     "sequential_spent",
     "split_budget",
     "zcdp_available",
+    "zcdp_share",
     "zcdp_spent",
     "zcdp_to_approx_dp",
 ]
@@ -66,9 +70,21 @@ class Charge:
     rho: float | None = None
     measured: str = ""
     count: int = 1
+    approx_delta: float = 0.0
+    """δ of an approximate-zCDP mechanism: with probability ≥ 1 − approx_delta it is ``rho``-zCDP (Bun & Steinke
+    2016, Def. 1.8; Gaussian partition selection: the δ event is a value held by one row being released).  Under
+    zCDP composition these add up and are taken out of the δ used to convert ρ; basic composition counts
+    ``delta``."""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def approx_part(charge: Charge) -> float:
+    """The δ a charge adds under zCDP composition: ``approx_delta`` for a zCDP charge; for a charge without ρ (an
+    (ε, δ)-DP mechanism, δ-approximately (ε²/2)-zCDP: Dwork & Roth 2014 Lemma 3.17 decomposes (ε, δ)-DP into ε-DP
+    up to total variation δ) its ``delta``."""
+    return charge.approx_delta if charge.rho is not None else charge.delta
 
 
 def exact_sum(values: Sequence[float]) -> Fraction:
@@ -143,6 +159,27 @@ def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
     return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
 
 
+def zcdp_share(epsilon: float, delta: float, share: float, approx_delta: float) -> float:
+    """ρ of a first phase that takes ``share`` of the ρ an (ε, δ) zCDP budget allows once ``approx_delta`` (the
+    phase's approximate δ, e.g. partition selection) is set aside: share · :func:`approx_dp_to_zcdp` (ε, δ − δ_a).
+    The later phase spends what :func:`zcdp_available` leaves on the same ledger."""
+    if not 0 < share < 1:
+        raise BudgetError(f"a phase's share of the budget must be in (0, 1), got {share!r}")
+    if not 0 <= approx_delta < delta:
+        raise BudgetError(f"the approximate delta of a phase ({approx_delta!r}) must be below the budget's delta "
+                          f"({delta!r})")
+    return share * approx_dp_to_zcdp(epsilon, delta - approx_delta) * (1 - 1e-9)
+
+
+def recorded_charge(*, epsilon: float, delta: float, rho: float | None, approx_delta: float, measured: str) -> Charge:
+    """One ledger entry for the spend of an earlier phase run on the same data and recorded with its output (a
+    discovered schema's ``schema.discovery``): its ε/δ count under basic composition, its ρ and approximate δ under
+    zCDP, so every total of the new ledger includes it."""
+    return Charge(stage="discover", mechanism="recorded-discovery", sensitivity=1.0, epsilon=float(epsilon),
+                  delta=float(delta), rho=None if rho is None else float(rho), measured=measured, count=1,
+                  approx_delta=float(approx_delta))
+
+
 def bounded_range_epsilon(rho: float) -> float:
     """ε = sqrt(8ρ): the exponential mechanism with this ε is ρ-zCDP (bounded range, Cesar & Rogers 2021)."""
     return math.sqrt(8.0 * rho)
@@ -153,11 +190,20 @@ def zcdp_spent(charges: Sequence[Charge]) -> float:
     return sum(c.rho if c.rho is not None else c.epsilon**2 / 2 for c in charges)
 
 
+def approx_delta_spent(charges: Sequence[Charge]) -> float:
+    """Total approximate δ of ``charges`` under zCDP composition (:func:`approx_part`), rounded up."""
+    total = float(exact_sum([approx_part(c) for c in charges]))
+    return _round_up(total) if total > 0 else 0.0
+
+
 def zcdp_available(ledger: Ledger, margin: float = 1e-9) -> float:
-    """ρ still available under the ledger's (ε, δ): :func:`approx_dp_to_zcdp` minus :func:`zcdp_spent`,
-    shrunk by the relative ``margin`` so that float sums of its parts stay within the budget.
-    May be ≤ 0 (nothing left); the caller says what that means for its stage."""
-    return (approx_dp_to_zcdp(ledger.epsilon, ledger.delta) - zcdp_spent(ledger.charges)) * (1 - margin)
+    """ρ still available under the ledger's (ε, δ): :func:`approx_dp_to_zcdp` at the δ left after the
+    approximate δ already spent, minus :func:`zcdp_spent`, shrunk by the relative ``margin`` so that float sums
+    of its parts stay within the budget.  May be ≤ 0 (nothing left); the caller says what that means."""
+    left = ledger.delta - approx_delta_spent(ledger.charges)
+    if left <= 0:
+        return 0.0
+    return (approx_dp_to_zcdp(ledger.epsilon, left) - zcdp_spent(ledger.charges)) * (1 - margin)
 
 
 class Composition(Protocol):
@@ -222,15 +268,23 @@ class ZCDPComposition:
         return self.value(state, delta_budget)
 
     def start(self):
-        return 0.0
+        return (0.0, Fraction(0))
 
     def add(self, state, charge: Charge):
-        return state + (charge.rho if charge.rho is not None else charge.epsilon**2 / 2.0)
+        rho = state[0] + (charge.rho if charge.rho is not None else charge.epsilon**2 / 2.0)
+        return (rho, state[1] + Fraction(float(approx_part(charge))))
 
     def value(self, state, delta_budget: float):
-        if state == 0:
+        """δ-approximate ρ-zCDP with approximate δ_a is (ρ + 2·sqrt(ρ·ln(1/(δ − δ_a))), δ)-DP: the conversion
+        uses what the approximate charges left of the budget's δ (Bun & Steinke 2016, Prop. 1.3 and Def. 1.8)."""
+        rho, approx = state
+        if rho == 0 and approx == 0:
             return 0.0, 0.0
-        return zcdp_to_approx_dp(state, delta_budget), delta_budget
+        left = Fraction(float(delta_budget)) - approx
+        if left <= 0:
+            return (math.inf if rho > 0 else 0.0), (float(approx) if rho == 0 else math.inf)
+        return zcdp_to_approx_dp(rho, math.nextafter(float(left), 0.0) if Fraction(float(left)) > left
+                                 else float(left)), delta_budget
 
 
 @dataclass
@@ -336,7 +390,9 @@ class Ledger:
         if declared == "replace-one":
             return eps, delta
         if isinstance(self.composition, ZCDPComposition):
-            rho = float(self._state) if self._state is not None else 0.0
+            rho, approx = self._state if self._state is not None else (0.0, 0)
+            if approx > 0:  # approximate zCDP: group privacy of the (ε, δ) figure itself
+                return group_of_two(eps, delta)
             return (zcdp_to_approx_dp(4.0 * rho, self.delta), delta) if rho > 0 else (0.0, 0.0)
         return group_of_two(eps, delta)
 

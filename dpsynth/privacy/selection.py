@@ -61,11 +61,14 @@ import numpy as np
 
 from dpsynth.errors import BudgetError
 from dpsynth.privacy import mechanisms as _mech
-from dpsynth.privacy.accountant import Charge, Ledger
+from dpsynth.privacy.accountant import Charge, Ledger, zcdp_to_approx_dp
 from dpsynth.privacy.exact import exponential_indices
-from dpsynth.privacy.mechanisms import discrete_laplace_noise
+from dpsynth.privacy.mechanisms import discrete_gaussian_noise, discrete_laplace_noise
 
 __all__ = [
+    "discrete_gaussian_tail",
+    "gaussian_partition_selection_mechanism",
+    "gaussian_partition_threshold",
     "partition_release_probability",
     "partition_selection_mechanism",
     "partition_threshold",
@@ -159,6 +162,83 @@ def partition_selection_mechanism(
     noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))
+    keep = np.flatnonzero(noisy >= threshold)
+    keep = keep[np.argsort(-noisy[keep], kind="stable")]
+    return (keep, noisy[keep]) if return_noisy else keep
+
+
+# ------------------------------------------------------ Gaussian partition selection
+def discrete_gaussian_tail(m: int, sigma: float) -> float:
+    """P(Z ≥ m) for Z ~ N_Z(0, σ²), the discrete Gaussian (pmf ∝ exp(−k²/(2σ²))), summed over k in float64 to
+    where the terms fall below 1e-300 of the largest (a relative error far below the δ it is compared with)."""
+    sigma = _positive("sigma", sigma)
+    reach = math.ceil(sigma * math.sqrt(2.0 * 700.0)) + 2
+    k = np.arange(-reach, reach + 1, dtype=float)
+    w = np.exp(-(k * k) / (2.0 * sigma * sigma))
+    return float(w[k >= m].sum() / w.sum())
+
+
+def gaussian_partition_threshold(*, rho: float, delta: float, l2_sensitivity: float) -> tuple[float, int]:
+    """(σ = Δ₂/sqrt(2ρ), integer threshold T): the smallest T with P(1 + Z ≥ T) ≤ δ, Z ~ N_Z(0, σ²)."""
+    rho = _positive("rho", rho)
+    sigma = _positive("l2_sensitivity", l2_sensitivity) / math.sqrt(2.0 * rho)
+    if not 0.0 < float(delta) < 0.5:
+        raise BudgetError(f"Gaussian partition selection needs 0 < delta < 0.5, got delta={delta!r}")
+    m = max(1, math.floor(sigma * math.sqrt(2.0 * math.log(1.0 / delta))) - 2)
+    while m > 1 and discrete_gaussian_tail(m - 1, sigma) <= delta:  # the bound may overshoot: walk down
+        m -= 1
+    while discrete_gaussian_tail(m, sigma) > delta:
+        m += 1
+    return sigma, m + 1
+
+
+def gaussian_partition_selection_mechanism(
+    counts,
+    *,
+    rho: float,
+    delta: float,
+    l2_sensitivity: float,
+    ledger: Ledger,
+    rng: np.random.Generator,
+    stage: str,
+    measured: str = "",
+    return_noisy: bool = False,
+):
+    """δ-approximate ρ-zCDP selection among the observed values of a column (as
+    :func:`partition_selection_mechanism`, with discrete Gaussian noise and threshold).
+
+    *Why.*  Values present in both neighbouring tables: their count vectors differ by at most Δ₂ in L2 norm
+    (1 under add-remove, √2 under replace-one), and the discrete Gaussian is ρ = Δ₂²/(2σ²)-zCDP on them
+    (Canonne, Kamath & Steinke 2020, Thm. 14); thresholding is post-processing.  A value held by one row exists
+    in one table only: the event that it is released has probability P(1 + Z ≥ T) ≤ δ, and conditioned on its
+    complement the output is the post-processed noisy counts of the shared values.  That is δ-approximate
+    ρ-zCDP (Bun & Steinke 2016, Def. 1.8): the charge carries ``rho`` and ``approx_delta = δ``, and for basic
+    composition alone (ρ + 2·sqrt(ρ·ln(1/δ)), 2δ).  The ledger entry counts one invocation (the number of
+    observed values is private).  Returns the released indices by decreasing noisy count (and the counts).
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError("counts must be a 1-d array of integers")
+    if np.any(counts < 1):
+        raise ValueError("partition selection takes the counts of observed values (all >= 1)")
+    sigma, threshold = gaussian_partition_threshold(rho=rho, delta=delta, l2_sensitivity=l2_sensitivity)
+    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism="gaussian-partition-selection",
+            sensitivity=float(l2_sensitivity),
+            epsilon=zcdp_to_approx_dp(float(rho), float(delta)),
+            delta=2.0 * float(delta),
+            scale=sigma,
+            rho=float(rho),
+            measured=f"{measured} (threshold {threshold})" if measured else f"threshold {threshold}",
+            count=1,
+            approx_delta=float(delta),
+        )
+    )
+    noisy = counts.astype(np.int64) + discrete_gaussian_noise(sigma, counts.shape, rng=rng)
+    noisy = np.asarray(_mech._tap("gaussian-partition-selection", counts, noisy, stage=stage, measured=measured,
+                                  sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))
     keep = np.flatnonzero(noisy >= threshold)
     keep = keep[np.argsort(-noisy[keep], kind="stable")]
     return (keep, noisy[keep]) if return_noisy else keep

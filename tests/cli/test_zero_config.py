@@ -13,6 +13,7 @@ import yaml
 import dpsynth
 from dpsynth.cli import app
 from dpsynth.config import DISCOVER_SHARE, load_config
+from dpsynth.privacy.accountant import approx_dp_to_zcdp, zcdp_share
 
 
 def _raw_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
@@ -44,19 +45,27 @@ def test_zero_config_release_writes_rows_report_and_a_reusable_config(runner, tm
     report = json.loads(out.with_name(out.name + ".report.json").read_text())
     p = report["privacy"]
     assert p["epsilon_requested"] == 1.0 and 0.99 < p["epsilon_spent"] <= 1.0
-    assert p["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    # under zCDP (delta > 0) discovery and release share one ledger: discovery takes DISCOVER_SHARE of rho
+    assert 0 < p["discovery"]["epsilon_spent"] < 1.0 and p["composition"]["theorem"] == "zcdp"
+    rho = [c["rho"] for c in report["ledger"]]
+    disc = sum(r for r, c in zip(rho, report["ledger"]) if c["stage"] == "discover")
+    approx = sum(c["approx_delta"] for c in report["ledger"])
+    assert disc <= zcdp_share(1.0, 1e-6, DISCOVER_SHARE, 5e-7) * (1 + 1e-12)
+    assert sum(rho) <= approx_dp_to_zcdp(1.0, 1e-6 - approx) * (1 + 1e-12)
     assert report["algorithm"]["name"] == "auto"
     assert sum(c["stage"] == "discover" for c in report["ledger"]) >= 5
     synth = pd.read_csv(out)
     assert list(synth.columns) == ["year", "amount", "score", "state", "group"]
     # the rare-but-not-negligible category is kept (issue 27: 'dead' was lost); numbers come out as integers
-    assert set(synth["state"].dropna()) <= {"alive", "dead"} and (synth["state"] == "dead").mean() > 0.1
+    assert set(synth["state"].dropna()) <= {"alive", "dead", "__other__"} and (synth["state"] == "dead").mean() > 0.1
+    assert (synth["state"] == "__other__").mean() < 0.05  # the other-bucket holds no real value here: noise only
     assert synth["score"].isna().mean() < 0.05 and (synth["year"].dropna() % 1 == 0).all()
     cfg_path = out.with_name(out.name + ".config.yaml")
     doc = yaml.safe_load(cfg_path.read_text())
-    assert doc["schema"]["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    assert doc["schema"]["discovery"]["rho_spent"] == pytest.approx(disc)
+    assert doc["privacy"] == {"epsilon": 1.0, "delta": 1e-6}  # the whole budget: the discovery is entered in it
     cfg = load_config(cfg_path)
-    assert cfg.schema_spend[0] == pytest.approx(DISCOVER_SHARE) and cfg.algorithm == "auto"
+    assert cfg.schema_spend["rho_spent"] == pytest.approx(disc) and cfg.algorithm == "auto"
     # a release with the written config adds the recorded spend: the same totals as the one-run release
     src = tmp_path / "in.csv"
     again = runner.invoke(app, ["release", "-c", str(cfg_path), "-i", str(src), "-o", str(tmp_path / "b.csv"),
@@ -64,9 +73,9 @@ def test_zero_config_release_writes_rows_report_and_a_reusable_config(runner, tm
     assert again.exit_code == 0, again.stderr
     p2 = json.loads((tmp_path / "b.csv.report.json").read_text())["privacy"]
     assert p2["epsilon_spent"] == pytest.approx(p["epsilon_spent"]) and p2["epsilon_requested"] == pytest.approx(1.0)
-    # the discovery's own replace-one figure (2 x 0.2 under basic composition) is part of every figure
-    assert p2["replace_one"]["epsilon"] > 2 * DISCOVER_SHARE and p2["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
-    assert p2["composition"]["epsilon_spent_basic"] > DISCOVER_SHARE
+    ledger2 = json.loads((tmp_path / "b.csv.report.json").read_text())["ledger"]
+    assert ledger2[0]["mechanism"] == "recorded-discovery" and ledger2[0]["rho"] == pytest.approx(disc)
+    assert sum(c["rho"] for c in ledger2) == pytest.approx(sum(rho), rel=1e-6)
 
 
 def test_report_show_prints_the_reports_own_replace_one_figure(runner, tmp_path):
@@ -115,7 +124,7 @@ def test_python_zero_config_release():
     result = dpsynth.release(_raw_table(1500), epsilon=1.0, rng=7)
     assert result.report["randomness"]["source"] == "seeded"
     assert result.report["privacy"]["epsilon_spent"] <= 1.0
-    assert result.config_document["schema"]["discovery"]["epsilon_spent"] == pytest.approx(DISCOVER_SHARE)
+    assert result.config_document["schema"]["discovery"]["rho_spent"] > 0
     again = dpsynth.release(_raw_table(1500), epsilon=1.0, rng=7)
     pd.testing.assert_frame_equal(result.synthetic, again.synthetic)
     with pytest.raises(dpsynth.ConfigError, match="epsilon: required"):

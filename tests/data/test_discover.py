@@ -202,7 +202,12 @@ class _Coupling:
         self.i += 1
         assert rec_key == key
         diff = np.asarray(true, float) - np.asarray(rec_true, float)
-        dist = np.max(np.abs(diff)) if mechanism == "exponential-quantiles" else np.abs(diff).sum()
+        if mechanism == "exponential-quantiles":
+            dist = np.max(np.abs(diff))
+        elif "gaussian" in mechanism:  # Gaussian noise is calibrated to the L2 distance
+            dist = float(np.sqrt((diff**2).sum()))
+        else:
+            dist = np.abs(diff).sum()
         self.distances.append((mechanism, float(dist), info["sensitivity"]))
         return rec_out if np.ndim(rec_out) == 0 else np.array(rec_out, copy=True)
 
@@ -316,3 +321,38 @@ def test_bounds_fallback_uses_only_noisy_counts(monkeypatch):
     coupling.mode = "replay"
     found2, _ = _discover(b, raw, seed=2)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+@pytest.mark.parametrize("neighbouring", [Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE])
+def test_coupled_replay_of_zcdp_discovery(neighbouring, monkeypatch):
+    """Discovery inside a zCDP ledger (discrete Gaussian histograms, Gaussian partition selection): on D and a
+    neighbour D′ with the same seed every pre-noise L2 difference is within the declared L2 sensitivity (sqrt 2
+    under replace-one), and with D's noisy outputs replayed the schemas and ledgers are identical.
+    Mutant: the histograms' L2 sensitivity taken as 1 under replace-one."""
+    from dpsynth.privacy.accountant import ZCDPComposition
+
+    d = _table(600, seed=3)
+    if neighbouring is Neighbouring.ADD_REMOVE:
+        d2 = d.iloc[1:].reset_index(drop=True)
+    else:
+        d2 = d.copy()
+        d2.loc[0, ["colour", "age", "score", "flag"]] = ["blue", 89, 1e6, 1 - d.loc[0, "flag"]]
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    spec = parse_discover({"epsilon": 2.0, "delta": 1e-6})
+    runs = []
+    for table in (d, d2):
+        ledger = Ledger(5.0, 1e-5, ZCDPComposition())
+        found = discover_schema(table, spec, ledger=ledger, neighbouring=neighbouring, rng=np.random.default_rng(9),
+                                rho=0.05)
+        runs.append((found, ledger))
+        coupling.mode = "replay"
+    assert coupling.i == len(coupling.calls) >= 8
+    assert {m for m, _, _ in coupling.distances} == {"discrete-gaussian", "gaussian-partition-selection"}
+    for mech, dist, sens in coupling.distances:
+        assert dist <= sens * (1 + 1e-12), (mech, dist, sens)
+    assert any(dist > 1 for _, dist, _ in coupling.distances) == (neighbouring is Neighbouring.REPLACE_ONE)
+    (found, ledger), (found2, ledger2) = runs
+    assert found2.schema == found.schema and found2.columns == found.columns
+    assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
+    assert sum(c.rho for c in ledger.charges) == pytest.approx(0.05)

@@ -375,7 +375,9 @@ MUTANTS: list[dict] = [
 
 # ------------------------------------------------------------ schema discovery (issue 18)
 SEL = "dpsynth/privacy/selection.py"
-DISC = "dpsynth/data/discover.py"
+DISC = "dpsynth/data/discover/__init__.py"
+DCOL = "dpsynth/data/discover/column.py"
+DNOISE = "dpsynth/data/discover/noise.py"
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
 T_DISC = ["tests/data/test_discover.py"]
@@ -409,31 +411,56 @@ MUTANTS += [
             sensitivity=1.0,
             epsilon=each,''', tests=[*T_SEL, *T_DISC]),
     dict(id="discover-columns-not-split", file=DISC, why="every column gets the whole ε (columns compose, a row touches all)",
-         old="    eps_parts = split_budget(spec.epsilon, [1.0] * len(learn)) if learn else []\n",
-         new="    eps_parts = [spec.epsilon] * len(learn)\n", tests=T_DISC),
+         old="    eps_parts = split_budget(total, [1.0] * len(learn)) if learn else []\n",
+         new="    eps_parts = [total] * len(learn)\n", tests=T_DISC),
     dict(id="discover-delta-not-split", file=DISC, why="every categorical column gets the whole δ",
          old="    delta_parts = split_budget(spec.delta, [1.0] * len(maybe_cat)) if maybe_cat else []\n",
          new="    delta_parts = [spec.delta] * len(maybe_cat)\n", tests=T_DISC),
-    dict(id="discover-true-kind-counts", file=DISC, why="type/integrality/range decided on the true profile counts",
+    dict(id="discover-true-kind-counts", file=DCOL, why="type/integrality/range decided on the true profile counts",
          old="        kept = np.where(noisy >= cut, noisy, 0)\n",
          new="        kept = np.where(self.profile.profile_counts(edges) >= cut, self.profile.profile_counts(edges), 0)\n",
          tests=T_DISC),
-    dict(id="discover-true-bounds", file=DISC, why="bounds from the true fine-cell counts",
-         old="        support = _support(noisy, self.l1 / eps)\n",
-         new="        support = _support(self.profile.cell_counts(grid) * 1000, self.l1 / eps)\n", tests=T_DISC),
-    dict(id="discover-bounds-fallback-true-bucket", file=DISC,
+    dict(id="discover-true-bounds", file=DCOL, why="bounds from the true fine-cell counts",
+         old="        found = support(noisy, budget)\n",
+         new="        found = support(self.profile.cell_counts(grid) * 1000, budget)\n", tests=T_DISC),
+    dict(id="discover-bounds-fallback-true-bucket", file=DCOL,
          why="issue 24: when no bucket passes the cut, the fallback takes the true fullest bucket",
-         old="        shown = np.array(support) if support is not None else np.array([int(np.argmax(per_bucket))] * 2)\n",
-         new="        shown = np.array(support) if support is not None else np.array([int(np.argmax("
+         old="        shown = np.array(found) if found is not None else np.array([int(np.argmax(per_bucket))] * 2)\n",
+         new="        shown = np.array(found) if found is not None else np.array([int(np.argmax("
              "self.profile.profile_counts(edges)[2:2 + nb]))] * 2)\n", tests=T_DISC),
     dict(id="partition-count-leak", file=SEL,
          why="issue 24: the ledger entry counts the observed values (a private count published in every report)",
-         old="            count=1,\n", new="            count=max(1, int(counts.size)),\n", tests=T_SEL),
+         old="            count=1,\n        )\n    )\n    noisy = counts.astype(np.int64) + discrete_laplace_noise",
+         new="            count=max(1, int(counts.size)),\n        )\n    )\n    noisy = counts.astype(np.int64) + discrete_laplace_noise",
+         tests=T_SEL),
+    dict(id="gaussian-partition-count-leak", file=SEL,
+         why="issue 24: the Gaussian selection's ledger entry counts the observed values",
+         old="            count=1,\n            approx_delta=float(delta),\n",
+         new="            count=max(1, int(counts.size)),\n            approx_delta=float(delta),\n", tests=T_SEL),
+    dict(id="gaussian-partition-threshold-one-lower", file=SEL,
+         why="Gaussian partition threshold one lower: a single-row value shows with probability above delta",
+         old="    return sigma, m + 1\n", new="    return sigma, m\n", tests=T_SEL),
+    dict(id="gaussian-partition-no-approx-delta", file=SEL,
+         why="the Gaussian selection's delta is not charged under zCDP composition",
+         old="            approx_delta=float(delta),\n", new="            approx_delta=0.0,\n", tests=T_SEL),
+    dict(id="gaussian-partition-noiseless", file=SEL, why="Gaussian partition selection thresholds the true counts",
+         old="    noisy = counts.astype(np.int64) + discrete_gaussian_noise(sigma, counts.shape, rng=rng)\n",
+         new="    noisy = counts.astype(np.int64) + 0 * discrete_gaussian_noise(sigma, counts.shape, rng=rng)\n",
+         tests=T_SEL),
+    dict(id="zcdp-ignores-approx-delta", file=ACC,
+         why="zCDP conversion uses the whole delta although approximate charges spent part of it",
+         old="        left = Fraction(float(delta_budget)) - approx\n", new="        left = Fraction(float(delta_budget))\n",
+         tests=["tests/privacy/test_accountant.py"]),
+    dict(id="discover-zcdp-laplace-scale", file=DNOISE,
+         why="a zCDP discovery's Gaussian histograms take L2 sensitivity 1 (too little noise under replace-one)",
+         old="            return discrete_gaussian_mechanism(counts, l2_sensitivity=math.sqrt(self.l1), rho=self.amount,\n",
+         new="            return discrete_gaussian_mechanism(counts, l2_sensitivity=1.0, rho=self.amount,\n",
+         tests=T_DISC),
     dict(id="budget-after-ignores-discovery", file=ACC, why="the release gets the whole budget after discovery",
          old="        exact = Fraction(float(total)) - Fraction(float(used))\n",
          new="        exact = Fraction(float(total))\n", tests=[*T_ONE, "tests/privacy/test_selection.py"]),
     dict(id="report-drops-discovery-charges", file=REP, why="the release report omits the discovery charges",
-         old='    ledger = [c.to_dict() for c in discovery_ledger.charges] + list(report["ledger"])\n',
+         old='    ledger = charges + list(report["ledger"])\n',
          new='    ledger = list(report["ledger"])\n', tests=T_ONE),
 ]
 

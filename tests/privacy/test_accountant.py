@@ -149,3 +149,28 @@ def test_round_budget_spends_the_total_and_no_more():
     z.grow()
     assert z.per_round == 4 * before and z.select_epsilon(0.125) == 1.0
     assert z.deviation(0.5, 1.0, 2.0) == 2.0 and b.deviation(0.5, 1.0, 2.0) == math.sqrt(2.0) * 2.0
+
+
+def test_zcdp_composition_sets_aside_the_approximate_delta():
+    """A delta-approximate rho-zCDP charge (Gaussian partition selection) adds its delta: the rho of all charges is
+    converted at the delta that is left, and zcdp_available agrees.  Mutant: conversion at the whole delta."""
+    from dpsynth.privacy.accountant import (
+        Charge,
+        ZCDPComposition,
+        approx_dp_to_zcdp,
+        zcdp_available,
+        zcdp_to_approx_dp,
+    )
+
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    ledger.charge(Charge(stage="s", mechanism="gaussian-partition-selection", sensitivity=1.0, epsilon=0.5,
+                         delta=8e-7, rho=0.002, approx_delta=4e-7))
+    ledger.charge(Charge(stage="s", mechanism="discrete-gaussian", sensitivity=1.0, epsilon=0.3, delta=1e-6,
+                         rho=0.003))
+    eps, delta = ledger.spent()
+    assert eps == pytest.approx(zcdp_to_approx_dp(0.005, 6e-7), rel=1e-12) and delta == 1e-6
+    assert eps > zcdp_to_approx_dp(0.005, 1e-6)
+    assert zcdp_available(ledger) == pytest.approx(approx_dp_to_zcdp(1.0, 6e-7) - 0.005, rel=1e-6)
+    # replace-one of an approximate-zCDP ledger: group privacy of its (epsilon, delta)
+    ro = ledger.replace_one_equivalent("add-remove")
+    assert ro[0] == pytest.approx(2 * eps) and ro[1] > delta

@@ -275,3 +275,58 @@ def test_budget_after_and_sequential_spent_add_up_exactly():
     with pytest.raises(BudgetError, match=re.escape(
             "nothing is left of epsilon=0.1 after an earlier phase spent epsilon=0.1")):
         budget_after(0.1, 0.0, (0.1, 0.0))
+
+
+# --------------------------------------------------------------- Gaussian partition selection
+def _tail_by_hand(m: int, sigma: float) -> float:
+    """P(Z >= m) for the discrete Gaussian, summed term by term in exact-ish Python floats (an independent
+    computation: plain loops over a generous range, no numpy)."""
+    reach = int(40 * sigma) + 10
+    weights = {k: math.exp(-k * k / (2 * sigma * sigma)) for k in range(-reach, reach + 1)}
+    total = math.fsum(weights.values())
+    return math.fsum(w for k, w in weights.items() if k >= m) / total
+
+
+@pytest.mark.parametrize(("rho", "delta", "l2"), [(0.5, 1e-6, 1.0), (3.3e-4, 1e-7, 1.0), (0.02, 1e-9, math.sqrt(2))])
+def test_gaussian_threshold_is_the_smallest_with_single_row_release_at_most_delta(rho, delta, l2):
+    """T is the smallest integer with P(1 + Z >= T) <= delta.  Mutant: T one lower releases a single-row value with
+    probability above delta."""
+    from dpsynth.privacy.selection import gaussian_partition_threshold
+
+    sigma, T = gaussian_partition_threshold(rho=rho, delta=delta, l2_sensitivity=l2)
+    assert sigma == pytest.approx(l2 / math.sqrt(2 * rho))
+    assert _tail_by_hand(T - 1, sigma) <= delta < _tail_by_hand(T - 2, sigma)
+
+
+def test_gaussian_partition_selection_charges_rho_and_approximate_delta_once():
+    """One ledger entry (rho, approx_delta = delta, count 1 whatever the number of observed values: the number
+    of distinct values is private); the same entry for D and D plus one row holding a new value."""
+    from dpsynth.privacy.accountant import ZCDPComposition
+    from dpsynth.privacy.selection import gaussian_partition_selection_mechanism
+
+    entries = []
+    for counts in (np.array([5000, 3000, 2000]), np.array([5000, 3000, 2000, 1])):
+        ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+        keep = gaussian_partition_selection_mechanism(counts, rho=0.01, delta=1e-7, l2_sensitivity=1.0, ledger=ledger,
+                                                      rng=np.random.default_rng(0), stage="s", measured="col")
+        assert keep.tolist() == [0, 1, 2]
+        entries.append(ledger.charges[0].to_dict())
+    assert entries[0] == entries[1]
+    c = entries[0]
+    assert (c["mechanism"], c["rho"], c["approx_delta"], c["count"]) == ("gaussian-partition-selection", 0.01, 1e-7, 1)
+
+
+def test_gaussian_partition_selection_adds_noise_of_the_stated_scale():
+    """The noisy counts of 4,000 candidates with equal counts have the discrete Gaussian's spread: the sample
+    variance is within 6 standard errors of sigma^2 (false-failure rate < 1e-8).  Mutant: no noise."""
+    from dpsynth.privacy.accountant import ZCDPComposition
+    from dpsynth.privacy.selection import gaussian_partition_selection_mechanism
+
+    counts = np.full(4000, 10_000, dtype=np.int64)
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    _, noisy = gaussian_partition_selection_mechanism(counts, rho=0.005, delta=1e-7, l2_sensitivity=1.0,
+                                                      ledger=ledger, rng=np.random.default_rng(3), stage="s",
+                                                      return_noisy=True)
+    sigma2 = 1.0 / (2 * 0.005)
+    var = float(np.var(noisy.astype(float), ddof=1))
+    assert abs(var - sigma2) < 6 * sigma2 * math.sqrt(2 / (counts.size - 1))

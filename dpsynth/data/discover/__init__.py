@@ -1,0 +1,160 @@
+"""Private schema discovery: learn a release schema from the table itself, charged to the ledger.
+
+``dpsynth schema discover``, a config's ``schema: {discover: ...}`` and the zero-config release
+(``dpsynth release -i T -o O --epsilon E``) all call :func:`discover_schema`.  Every fact taken from the data
+passes through a mechanism of :mod:`dpsynth.privacy.selection` or :mod:`dpsynth.privacy.mechanisms` (the counts
+come from the :class:`~dpsynth.data.profile.ColumnProfile` boundary); hints are public facts the user gives, and
+a column whose hint is complete costs nothing.
+
+**Budget.**  Every row touches every column, so the columns compose.  A discovery with its own ledger (basic
+composition) gives each column that needs learning ε_c = ε/(columns) and uses discrete Laplace noise; a
+discovery inside the release's zCDP ledger (δ > 0: the zero-config release and ``schema.discover`` under a zCDP
+algorithm) gives each column ρ_c = ρ/(columns) and uses discrete Gaussian noise, whose cost grows with
+sqrt(columns) in ε terms and whose thresholds are several times lower (:mod:`dpsynth.data.discover.noise`).
+δ_c = δ/(columns that may be categorical) for partition selection.
+
+Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
+
+1. **profile** (when the type, integrality or range is unknown; 30% of the column's budget): one noisy histogram
+   with a cell per row: null, text, and integral and fractional numbers per public logarithmic bucket (edges 0
+   and ±{1, 1.5, 2, 3, 5, 7}·10^k within [−10⁹, 10⁹]).  Cells past a cut that all empty cells stay under with
+   probability ≥ 99% count: text over numbers makes the column categorical; fractional numbers under 10% of the
+   numbers make it integral; the support of the buckets (single buckets, then rings of doubling width for thin
+   tails), widened by two buckets on each side, is the coarse range.
+2. **categorical**: partition selection over the observed values, the top ``max_categories`` by noisy count
+   kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
+   noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning.
+3. **numeric**: a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
+   many as the noisy row count fills; one per integer when that many cover an integral range): the bounds are
+   its support, and the edges are quantiles of its noisy counts (post-processing; ``edges: equal`` gives equal
+   widths).  An integral column whose bounds span at most ``2·bins`` values gets one bin around each integer; a
+   column hinted ``type: integer`` is an ``integer`` column unless its learned bounds span more than
+   ``max(2·bins, max_categories)`` values, in which case it is binned.
+
+Nulls are always representable (``missing: category`` unless hinted).  The schema has ``unknown: other``:
+values outside the released categories go to the other-bucket, numbers outside the bounds are clamped to the end
+bins, and a value a numeric column cannot read (text) is missing — never a refusal that depends on one row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from dpsynth.data.discover.column import FINE_CELLS, MIN_CELLS, ColumnDiscovery, plain
+from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells
+from dpsynth.data.discover.spec import _HINT_KEYS, ColumnHint, DiscoverSpec, Discovery, parse_discover
+from dpsynth.data.profile import ColumnProfile
+from dpsynth.errors import ConfigError, DataError
+from dpsynth.privacy.accountant import Ledger, split_budget
+from dpsynth.privacy.neighbouring import Neighbouring
+
+__all__ = [
+    "DEFAULT_RANGE",
+    "ColumnHint",
+    "DiscoverSpec",
+    "Discovery",
+    "coarse_grid",
+    "discover_schema",
+    "fine_cells",
+    "parse_discover",
+    "schema_yaml",
+]
+
+
+def _needs_delta(h: ColumnHint) -> bool:
+    return not h.complete() and h.type in (None, "categorical") and h.categories is None
+
+
+def discover_schema(
+    table: pd.DataFrame,
+    spec: DiscoverSpec,
+    *,
+    ledger: Ledger,
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE,
+    rng: np.random.Generator,
+    rho: float | None = None,
+) -> Discovery:
+    """Learn a schema for ``table`` (see the module docstring), charging ``ledger``.
+
+    Without ``rho``: pure-ε discovery spending ``spec.epsilon`` (and ``spec.delta``) under the ledger's basic
+    composition.  With ``rho``: discovery inside a zCDP ``ledger`` spending ``rho`` (and ``spec.delta`` as the
+    approximate δ of partition selection); the release then continues on the same ledger.
+    """
+    present = [str(c) for c in table.columns]
+    if len(set(present)) != len(present):
+        raise DataError("the input has duplicate column names")
+    if spec.columns is None:
+        hints = {name: ColumnHint() for name in present}
+    else:
+        missing = [n for n in spec.columns if n not in present]
+        if missing:
+            raise DataError(f"column '{missing[0]}' has discovery hints but is missing from the input")
+        hints = dict(spec.columns)
+    if len(table) == 0:
+        raise DataError("the input has no data rows")
+    learn = [n for n, h in hints.items() if not h.complete()]
+    maybe_cat = [n for n in learn if _needs_delta(hints[n])]
+    if maybe_cat and spec.delta <= 0:
+        raise ConfigError(
+            f"discovery of categories (column '{maybe_cat[0]}') needs delta > 0 for partition selection; "
+            "set --delta / discover.delta (e.g. 1e-6) or give the column's type or categories as a hint"
+        )
+    total = spec.epsilon if rho is None else rho
+    eps_parts = split_budget(total, [1.0] * len(learn)) if learn else []
+    delta_parts = split_budget(spec.delta, [1.0] * len(maybe_cat)) if maybe_cat else []
+    eps_of = dict(zip(learn, eps_parts))
+    delta_of = dict(zip(maybe_cat, delta_parts))
+    unit = "epsilon" if rho is None else "rho"
+    out = Discovery(schema={"columns": {}, "unknown": "other"})
+    for name, hint in hints.items():  # loop over columns; each is vectorised over rows
+        if name not in eps_of:
+            out.schema["columns"][name] = _spec_from_hint(hint)
+            out.columns[name] = {unit: 0.0, "delta": 0.0, "learned": [], "public": sorted(_given(hint))}
+            continue
+        budget = ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
+        col = ColumnDiscovery(hint, ColumnProfile(table[name]), spec)
+        found = col.run(budget, delta_of.get(name, 0.0))
+        if found is not None:
+            out.schema["columns"][name] = found
+        out.columns[name] = {unit: eps_of[name], "delta": delta_of.get(name, 0.0),
+                             "learned": col.learned, "public": sorted(_given(hint))}
+        if col.dropped is not None:
+            out.columns[name]["dropped"] = col.dropped
+    if not out.schema["columns"]:
+        raise DataError("schema discovery left no column in the schema (every column looks like free text or an "
+                        "identifier); give hints for the columns to keep")
+    noise = "discrete Laplace noise (basic composition)" if rho is None else "discrete Gaussian noise (zCDP)"
+    out.public = [
+        "the column names (the input's header)",
+        "the hints given for each column (type, categories, bounds, bins, missing)",
+        (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
+         f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer), "
+         f"max_categories={spec.max_categories}, bins={spec.bins}, edges={spec.edges}; {noise}"),
+    ]
+    return out
+
+
+def _given(h: ColumnHint) -> set[str]:
+    return {k for k in _HINT_KEYS if getattr(h, k) is not None}
+
+
+def _spec_from_hint(h: ColumnHint) -> dict:
+    if h.type == "categorical":
+        spec: dict = {"type": "categorical", "categories": list(h.categories)}
+    elif h.type == "integer":
+        spec = {"type": "integer", "lower": int(h.lower), "upper": int(h.upper)}
+    else:
+        spec = {"type": "numeric", "lower": plain(h.lower), "upper": plain(h.upper), "bins": h.bins}
+        if h.integer:
+            spec["integer"] = True
+    spec["missing"] = h.missing or "category"
+    return spec
+
+
+# ----------------------------------------------------------------------------- output
+def schema_yaml(discovery: Discovery, header: str = "") -> str:
+    """The discovered ``schema:`` section as YAML (a config fragment), after an optional comment header."""
+    text = yaml.safe_dump({"schema": discovery.schema}, sort_keys=False, default_flow_style=None, width=110)
+    return header + text

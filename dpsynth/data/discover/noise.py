@@ -1,0 +1,170 @@
+"""The measurements of schema discovery and what is read off them (post-processing only).
+
+A :class:`ColumnBudget` is one column's share of the discovery budget, in one of two currencies:
+
+* **basic** (pure ε, a discovery with its own basic-composition ledger): histograms with discrete Laplace noise
+  of scale Δ₁/ε (:func:`dpsynth.privacy.mechanisms.geometric_mechanism`), categories by Laplace partition
+  selection (:func:`dpsynth.privacy.selection.partition_selection_mechanism`);
+* **zcdp** (ρ, a discovery inside the release's zCDP ledger): histograms with discrete Gaussian noise
+  σ = Δ₂/sqrt(2ρ), Δ₂ = sqrt(Δ₁) since each row is in one cell
+  (:func:`dpsynth.privacy.mechanisms.discrete_gaussian_mechanism`), categories by Gaussian partition selection
+  (:func:`dpsynth.privacy.selection.gaussian_partition_selection_mechanism`, δ-approximate zCDP).  Under zCDP
+  the columns compose as ρ adds up, so each column's noise grows with sqrt(columns) rather than with the
+  number of columns, and the Gaussian tails make the cuts and thresholds several times lower.
+
+Cuts (which noisy cells show data) are utility choices, not privacy ones: all empty cells stay under them with
+probability at least 1 − :data:`BUCKET_MISS`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpsynth.privacy.accountant import Ledger, split_budget
+from dpsynth.privacy.mechanisms import discrete_gaussian_mechanism, geometric_mechanism
+from dpsynth.privacy.selection import gaussian_partition_selection_mechanism, partition_selection_mechanism
+
+__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "quantile_edges",
+           "support"]
+
+DEFAULT_RANGE = (-1e9, 1e9)
+"""The public coarse range of a numeric column without bound hints."""
+
+BUCKET_MISS = 0.01
+"""Probability that some empty cell of a histogram passes its cut (and widens the bounds)."""
+
+_MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+_NICE = (1.0, 2.0, 2.5, 5.0)
+
+
+@dataclass(frozen=True)
+class ColumnBudget:
+    """One column's budget (ε under basic composition, ρ under zCDP) and where its mechanisms charge."""
+
+    amount: float
+    zcdp: bool
+    l1: float  # histogram L1 sensitivity: 1 under add-remove, 2 under replace-one
+    ledger: Ledger
+    rng: np.random.Generator
+    name: str
+
+    def split(self, share: float) -> tuple[ColumnBudget, ColumnBudget]:
+        """(share, rest) of this budget, by the accountant's exact split."""
+        a, b = split_budget(self.amount, [share, 1.0 - share])
+        return self._with(a), self._with(b)
+
+    def _with(self, amount: float) -> ColumnBudget:
+        return ColumnBudget(amount, self.zcdp, self.l1, self.ledger, self.rng, self.name)
+
+    @property
+    def scale(self) -> float:
+        """σ of the Gaussian noise (zcdp) or b of the Laplace noise (basic)."""
+        return math.sqrt(self.l1) / math.sqrt(2.0 * self.amount) if self.zcdp else self.l1 / self.amount
+
+    def histogram(self, counts: np.ndarray, measured: str) -> np.ndarray:
+        """Noisy integer counts of a histogram in which each row is in exactly one cell."""
+        if self.zcdp:
+            return discrete_gaussian_mechanism(counts, l2_sensitivity=math.sqrt(self.l1), rho=self.amount,
+                                               ledger=self.ledger, rng=self.rng, stage="discover",
+                                               measured=f"{self.name}: {measured}")
+        return geometric_mechanism(counts, sensitivity=self.l1, epsilon=self.amount, ledger=self.ledger,
+                                   rng=self.rng, stage="discover", measured=f"{self.name}: {measured}")
+
+    def partition(self, counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+        """Released candidates (by decreasing noisy count) and their noisy counts."""
+        measured = f"{self.name}: rows per observed value"
+        if self.zcdp:
+            return gaussian_partition_selection_mechanism(
+                counts, rho=self.amount, delta=delta, l2_sensitivity=math.sqrt(self.l1), ledger=self.ledger,
+                rng=self.rng, stage="discover", measured=measured, return_noisy=True)
+        return partition_selection_mechanism(counts, epsilon=self.amount, delta=delta, sensitivity=self.l1,
+                                             ledger=self.ledger, rng=self.rng, stage="discover",
+                                             measured=measured, return_noisy=True)
+
+    def block_cut(self, w: int, blocks: int) -> float:
+        """A t with P(some of ``blocks`` sums of w noises ≥ t) ≤ BUCKET_MISS.
+
+        Gaussian: a sum of w is N(0, wσ²) (the discrete Gaussian's tails are no heavier), so
+        t = σ·sqrt(w)·sqrt(2·ln(blocks/BUCKET_MISS)).  Laplace: the Chernoff bound
+        P(S ≥ t) ≤ min_λ e^(−λt)·(1 − λ²b²)^(−w) (the two-sided geometric noise of the same scale has a smaller
+        moment generating function), λ = u/b minimised over a grid of u in (0, 1)."""
+        log_m = math.log(max(1, blocks) / BUCKET_MISS)
+        if self.zcdp:
+            return self.scale * math.sqrt(w) * math.sqrt(2.0 * log_m)
+        u = np.linspace(0.005, 0.995, 199)
+        return float((self.scale * (log_m - w * np.log1p(-u * u)) / u).min())
+
+
+def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
+    """First and last cell of the data's support read off a noisy histogram (post-processing).
+
+    The core is the cells whose own noisy count passes :meth:`ColumnBudget.block_cut`.  Thin tails spread over
+    many cells cannot pass cell by cell, so each side is then searched in rings of doubling width outside the
+    core (widths 1, 1, 2, 4, … cells): the bound moves to the outer edge of the farthest ring whose noisy sum
+    passes its own cut, at most twice as far out as the tail's mass.  None when no cell passes."""
+    G = noisy.size
+    core = np.flatnonzero(noisy >= budget.block_cut(1, G))
+    if core.size == 0:
+        return None
+    first, last = int(core[0]), int(core[-1])
+    csum = np.concatenate([[0], np.cumsum(noisy)])
+    left, right = _rings(first), _rings(G - 1 - last)
+    count = max(1, len(left) + len(right))
+    new_first, new_last = first, last
+    for a, b in left:  # cells [first − b, first − a)
+        if csum[first - a] - csum[first - b] >= budget.block_cut(b - a, count):
+            new_first = first - b
+    for a, b in right:  # cells (last + a, last + b]
+        if csum[last + 1 + b] - csum[last + 1 + a] >= budget.block_cut(b - a, count):
+            new_last = last + b
+    return new_first, new_last
+
+
+def _rings(span: int) -> list[tuple[int, int]]:
+    """(start, stop) offsets of rings of widths 1, 1, 2, 4, … covering ``span`` cells."""
+    out, start, width = [], 0, 1
+    while start < span:
+        out.append((start, min(span, start + width)))
+        start, width = start + width, width if start == 0 else 2 * width
+    return out
+
+
+def quantile_edges(cells: np.ndarray, mass: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
+    """Bin edges at the j/bins quantiles (j = 1 … bins − 1) of a histogram over ``cells`` (post-processing):
+    the right edge of the cell where the cumulative mass first reaches each quantile, within (lo, hi)."""
+    total = mass.sum()
+    if total <= 0:
+        return np.linspace(lo, hi, bins + 1)
+    cdf = np.cumsum(mass) / total
+    at = np.searchsorted(cdf, np.arange(1, bins) / bins, side="left")
+    inner = cells[np.clip(at + 1, 1, cells.size - 1)]
+    return np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
+
+
+def coarse_grid(lo: float, hi: float) -> np.ndarray:
+    """Public candidates for bounds: 0 and ±{1, 1.5, 2, 3, 5, 7}·10^k within [lo, hi], plus lo and hi."""
+    mags = np.array([m * 10.0**k for k in range(-6, 16) for m in _MULTIPLIERS])
+    pts = np.concatenate([[0.0, lo, hi], mags, -mags])
+    return np.unique(pts[(pts >= lo) & (pts <= hi)])
+
+
+def fine_cells(lo: float, hi: float, *, integral: bool, cells: int = 128) -> np.ndarray:
+    """Public cell edges covering [lo, hi]: one cell per integer (edges k ± 0.5) for an integral range of at
+    most ``cells`` integers, else about ``cells`` cells of a round width (1, 2, 2.5 or 5 times a power of ten;
+    at least 1 for integral columns) on multiples of that width.  Always at least one cell."""
+    if integral and math.floor(hi) - math.ceil(lo) + 1 <= cells:
+        if math.floor(hi) < math.ceil(lo):  # no integer inside: one cell around the nearest
+            return np.array([math.floor(lo) - 0.5, math.floor(lo) + 0.5])
+        return np.arange(math.ceil(lo), math.floor(hi) + 2) - 0.5
+    raw = (hi - lo) / cells
+    power = 10.0 ** math.floor(math.log10(raw))
+    width = next(m * power for m in (*_NICE, 10.0) if m * power >= raw)
+    if integral:
+        width = max(1.0, math.ceil(width))
+    start, stop = math.floor(lo / width), math.ceil(hi / width)
+    if stop <= start:
+        stop = start + 1
+    return np.arange(start, stop + 1) * width
