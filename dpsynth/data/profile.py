@@ -88,3 +88,12 @@ class ColumnProfile:
         edges = np.asarray(edges, dtype=float)
         cell = np.clip(np.searchsorted(edges, self._numbers[self._finite], side="right") - 1, 0, edges.size - 2)
         return np.bincount(cell, minlength=edges.size - 1).astype(np.int64)
+
+    def integer_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values, counts) of the finite integral numbers: sorted distinct values (float) and rows per value."""
+        values = self._numbers[self._finite]
+        values = values[values == np.round(values)]
+        if values.size == 0:
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        uniq, counts = np.unique(values, return_counts=True)
+        return uniq, counts.astype(np.int64)

@@ -93,8 +93,9 @@ def test_budget_goes_only_to_columns_with_something_unknown():
              "age": {"type": "numeric", "lower": 0, "upper": 100, "integer": True, "missing": "error"}}
     found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
     measured = [c.measured for c in ledger.charges]
-    assert measured == ["age: rows per fine cell (101 public cells)"]  # 'colour' is complete (missing: category)
-    assert ledger.charges[0].epsilon == pytest.approx(1.0)
+    # 'colour' is complete (missing: category); age: the fine histogram, then its second look (zoom or again)
+    assert measured[0] == "age: rows per fine cell (101 public cells)" and len(measured) == 2
+    assert sum(c.epsilon for c in ledger.charges) == pytest.approx(1.0)
     assert found.schema["columns"]["age"]["edges"][0] == 0 and found.schema["columns"]["age"]["edges"][-1] == 100
     assert found.columns["colour"]["public"] == ["categories", "type"]
 
@@ -120,8 +121,8 @@ def test_equal_width_edges_spend_nothing_on_bins():
     found, ledger = _discover(table, {"epsilon": 1.0, "edges": "equal", "bins": 4,
                                       "columns": {"score": {"type": "numeric", "integer": False,
                                                             "missing": "error"}}})
-    # the profile (coarse range) and the fine histogram (bounds); no edges are learned
-    assert [c.mechanism for c in ledger.charges] == ["discrete-laplace", "discrete-laplace"]
+    # the profile (coarse range) and the two fine histograms (bounds); no edges are learned
+    assert [c.mechanism for c in ledger.charges] == ["discrete-laplace"] * 3
     edges = found.schema["columns"]["score"]["edges"]
     assert len(edges) == 5 and np.allclose(np.diff(edges), np.diff(edges)[0])
 
@@ -356,3 +357,29 @@ def test_coupled_replay_of_zcdp_discovery(neighbouring, monkeypatch):
     assert found2.schema == found.schema and found2.columns == found.columns
     assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
     assert sum(c.rho for c in ledger.charges) == pytest.approx(0.05)
+
+
+def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch):
+    """Years 1997..2002 (issue 27: edges 1500..2999 and a synthetic median of 2036): the fine histogram's cells are
+    wider than 1 and the support is narrow, so the rest of the budget selects the observed integers; each kept
+    year gets its own bin.  With the first run's noisy outputs replayed, a table with other counts of the same
+    years gives the same schema (mutant: the kept integers taken from the true counts)."""
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"year": rng.integers(1997, 2003, size=6000)})
+    b = pd.DataFrame({"year": rng.choice(np.arange(1997, 2003), size=6000, p=[0.5, 0.1, 0.1, 0.1, 0.1, 0.1])})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 1.0, "delta": 1e-6}
+    found, _ = _discover(a, raw, seed=1)
+    assert found.schema["columns"]["year"]["edges"] == [1996.5, 1997.5, 1998.5, 1999.5, 2000.5, 2001.5, 2002.5]
+    assert any("integer values by partition selection" in x for x in found.columns["year"]["learned"])
+    coupling.mode = "replay"
+    found2, _ = _discover(b, raw, seed=1)
+    assert found2.schema == found.schema and found2.columns == found.columns
+    # a year held by ONE row is never published: replayed outputs, so only a true-count read could add it
+    outputs = [out for _, _, out in coupling.calls]
+    replay = iter(outputs)
+    monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
+    c = pd.concat([a, pd.DataFrame({"year": [2003]})], ignore_index=True)
+    found3, _ = _discover(c, raw, seed=1)
+    assert found3.schema == found.schema

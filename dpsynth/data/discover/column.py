@@ -20,7 +20,7 @@ PROFILE_SHARE = 0.3
 """Share of a column's budget for the profile histogram (kind and coarse range) when either must be learned;
 the rest goes to partition selection (categorical) or the fine histogram (numeric)."""
 
-FINE_CELLS, MIN_CELLS, FILL = 128, 16, 0.5
+FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
 """The fine histogram of a numeric column: G round cells over its coarse range (one per integer when an
 integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
 row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
@@ -53,6 +53,7 @@ class ColumnDiscovery:
         self.learned: list[str] = []
         self.dropped: str | None = None  # why the column is left out of the schema (free text, identifiers)
         self.non_null: float | None = None  # noisy number of non-null rows (a profile output), when profiled
+        self.zero_spike = False  # the profile shows a share of exact zeros above 1/bins (a profile output)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
         h = self.hint
@@ -72,7 +73,7 @@ class ColumnDiscovery:
                 return None
             spec = {"type": "categorical", "categories": cats}
         else:
-            spec = self._numeric(budget, kind, bool(integral), bounds)
+            spec = self._numeric(budget, kind, bool(integral), bounds, delta)
         spec["missing"] = missing
         return spec
 
@@ -100,6 +101,8 @@ class ColumnDiscovery:
         if integral is None:
             integral = bool(fracs.sum() <= max(cut, FRACTION_SHARE * numbers))
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
+        zero = int(np.searchsorted(edges, 0.0, side="right"))  # the bucket [0, 1e-6): exact zeros of an integral column
+        self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
         per_bucket = noisy[2:2 + nb] + noisy[2 + nb:]  # two noises per bucket: the cuts of twice the variance
         found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
             support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
@@ -141,13 +144,14 @@ class ColumnDiscovery:
         return kept
 
     # -- step 3: numeric
-    def _numeric(self, budget: ColumnBudget, kind, integral, bounds) -> dict:
+    def _numeric(self, budget: ColumnBudget, kind, integral, bounds, delta: float = 0.0) -> dict:
         h, bins = self.hint, self.hint.bins or self.spec.bins
         lo, hi = bounds if bounds is not None else DEFAULT_RANGE
         equal = self.spec.edges == "equal" or bins == 1
         weights = None
-        if h.lower is None or not equal:  # refine the bounds and read the edges off one finer histogram
-            lo, hi, weights = self._fine(budget, lo, hi, integral)
+        kept_values = None
+        if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
+            lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta)
             if h.lower is not None:  # hinted bounds are public: kept as given
                 lo, hi = h.lower, h.upper
         if integral:
@@ -164,36 +168,84 @@ class ColumnDiscovery:
             return {"type": "numeric", "edges": [plain(e) for e in np.arange(lo, hi + 2) - 0.5], "integer": True}
         if too_wide:
             self.learned.append(f"{int(values)} integers between the learned bounds: binned (numeric, integer: true)")
-        if equal or weights is None:
+        if kept_values is not None and not equal:  # edges between kept integers, at quantiles of their counts
+            values, mass = kept_values
+            edges = quantile_edges(np.concatenate([values - 0.5, [values[-1] + 0.5]]), mass, bins, lo, hi)
+            self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the kept integers' noisy counts")
+        elif equal or weights is None:
             edges = np.linspace(lo, hi, bins + 1)
             if integral:
                 edges = np.unique(np.round(edges))
         else:
             edges = quantile_edges(*weights, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
+        if integral and self.zero_spike and lo <= 0 <= hi:
+            # zero-inflated (amounts, counts, capital gains): 0 gets a bin of its own, so it decodes to 0 exactly
+            inner = edges[(edges <= -0.5) | (edges >= 0.5)]
+            edges = np.unique(np.concatenate([inner, [0.5], [-0.5] if lo < 0 else [0.0]]))
+            self.learned.append("a spike at 0 (noisy profile): 0 has a bin of its own")
         spec: dict = {"type": "numeric", "edges": [plain(e) for e in edges]}
         if integral:
             spec["integer"] = True
         return spec
 
-    def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool):
-        """A noisy histogram over public round cells covering the coarse range, as many as the noisy row count
-        fills well above the cut (between :data:`MIN_CELLS` and :data:`FINE_CELLS`; one per integer for a short
-        integral range).  The bounds are the outer edges of its support (:func:`support`), and its noisy counts
-        (clipped at 0) give the bin edges (post-processing).  (A second, zoomed-in level was measured and
-        rejected: at ε 0.2 over adult's 15 columns it lost the tails of age and hours-per-week.)"""
+    def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0):
+        """A noisy histogram over public round cells covering the coarse range (:data:`FINE_SHARE` of the numeric
+        budget), as many as the noisy row count fills well above the cut (between :data:`MIN_CELLS` and
+        :data:`FINE_CELLS`; one per integer for a short integral range).  The rest of the budget then goes where
+        that histogram says it helps most (post-processing decides, the spend is fixed):
+
+        * an integral column whose support fits in at most :data:`FEW_CELLS` cells wider than 1 (tied values at
+          a large magnitude, such as years): partition selection over its observed integers (with δ), whose
+          kept values give the bounds and, when few, one bin each;
+        * a support in at most a quarter of the cells: a second histogram over the support only (zoom);
+        * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
+
+        The bounds are the support's outer edges (:func:`support`) and the noisy counts (clipped at 0) give the
+        bin edges.  Returns (lo, hi, (cell edges, mass) or None, kept integers or None)."""
+        first, rest = budget.split(FINE_SHARE)
         cells = FINE_CELLS
         if self.non_null is not None:  # as many cells as the noisy row count can fill well above the cut
-            cells = int(np.clip(self.non_null / (FILL * budget.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
+            cells = int(np.clip(self.non_null / (FILL * first.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
         grid = fine_cells(lo, hi, integral=integral, cells=cells)
-        noisy = budget.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
-        found = support(noisy, budget)
+        noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
+        found = support(noisy, first)
+        width = float(grid[1] - grid[0])
+        if found is not None and integral and delta > 0 and width > 1 and found[1] - found[0] + 1 <= FEW_CELLS:
+            values = self._integers(rest, delta)
+            if values is not None:
+                return float(values[0][0]), float(values[0][-1]), None, values
+        if found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
+            lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
+            grid = fine_cells(lo, hi, integral=integral, cells=cells)
+            noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
+                                   "public cells)")
+            scale = rest.scale
+            self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]")
+        else:
+            again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "
+                                   "public cells)")
+            w1, w2 = 1.0 / first.scale**2, 1.0 / rest.scale**2
+            noisy = (w1 * noisy + w2 * again) / (w1 + w2)
+            scale = 1.0 / math.sqrt(w1 + w2)
+        found = support(noisy, ColumnBudget.with_scale(scale, budget))
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
-            return lo, hi, None
+            return lo, hi, None, None
         a, b = found
         new_lo, new_hi = float(grid[a]), float(grid[b + 1])
         if integral and grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5:
             new_lo, new_hi = new_lo + 0.5, new_hi - 0.5  # unit cells [k - 0.5, k + 0.5): bounds are integers
         self.learned.append(f"bounds [{new_lo:g}, {new_hi:g}] (noisy fine histogram)")
-        return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float))
+        return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float)), None
+
+    def _integers(self, budget: ColumnBudget, delta: float):
+        """Partition selection over the column's observed integers: (sorted kept values, their noisy counts), or
+        None when none passes."""
+        labels, counts = self.profile.integer_counts()
+        idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
+        if idx.size == 0:
+            return None
+        order = np.argsort(labels[idx])
+        self.learned.append(f"{idx.size} integer values by partition selection (tied values in a narrow range)")
+        return labels[idx][order], np.clip(noisy[order], 0, None).astype(float)

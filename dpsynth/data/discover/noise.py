@@ -73,9 +73,15 @@ class ColumnBudget:
         return geometric_mechanism(counts, sensitivity=self.l1, epsilon=self.amount, ledger=self.ledger,
                                    rng=self.rng, stage="discover", measured=f"{self.name}: {measured}")
 
-    def partition(self, counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    @staticmethod
+    def with_scale(scale: float, like: ColumnBudget) -> ColumnBudget:
+        """A budget (never charged) whose noise has ``scale``: the cuts of an average of measurements."""
+        amount = like.l1 / (2.0 * scale * scale) if like.zcdp else like.l1 / scale
+        return ColumnBudget(amount, like.zcdp, like.l1, like.ledger, like.rng, like.name)
+
+    def partition(self, counts: np.ndarray, delta: float, what: str = "rows per observed value"):
         """Released candidates (by decreasing noisy count) and their noisy counts."""
-        measured = f"{self.name}: rows per observed value"
+        measured = f"{self.name}: {what}"
         if self.zcdp:
             return gaussian_partition_selection_mechanism(
                 counts, rho=self.amount, delta=delta, l2_sensitivity=math.sqrt(self.l1), ledger=self.ledger,
@@ -141,6 +147,8 @@ def quantile_edges(cells: np.ndarray, mass: np.ndarray, bins: int, lo: float, hi
     cdf = np.cumsum(mass) / total
     at = np.searchsorted(cdf, np.arange(1, bins) / bins, side="left")
     inner = cells[np.clip(at + 1, 1, cells.size - 1)]
+    spikes = np.flatnonzero(mass > total / bins)  # a cell heavier than a bin: a bin of its own (both its edges)
+    inner = np.concatenate([inner, cells[spikes], cells[spikes + 1]])
     return np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
 
 
@@ -167,4 +175,5 @@ def fine_cells(lo: float, hi: float, *, integral: bool, cells: int = 128) -> np.
     start, stop = math.floor(lo / width), math.ceil(hi / width)
     if stop <= start:
         stop = start + 1
-    return np.arange(start, stop + 1) * width
+    decimals = max(0, -math.floor(math.log10(width)) + 2)  # round widths: no 4.800000000000001
+    return np.round(np.arange(start, stop + 1) * width, decimals)
