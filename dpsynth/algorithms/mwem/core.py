@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.algorithms.mwem.budget import _available, _Budget
+from dpsynth.algorithms.mwem.budget import _available, _Budget, budget_plan
 from dpsynth.algorithms.mwem.families import _families
 from dpsynth.algorithms.mwem.params import (
     _PGM_MARGINALS_ONLY,
@@ -261,4 +261,5 @@ SPEC = AlgorithmSpec(
     preflight=preflight,
     check_workload=check_workload,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
+    budget_plan=budget_plan,
 )
