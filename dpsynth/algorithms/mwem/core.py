@@ -144,10 +144,10 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         zcdp = params.accounting == "zcdp"
         model, released, details, warnings = fit_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp),
                                                      rng=rng)
-        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings)
+        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings, params=params)
     result = fit(ctx, params, rng=rng)
     return AlgorithmOutput(model=result.output, marginals=result.released, details=result.details,
-                           warnings=result.warnings)
+                           warnings=result.warnings, params=params)
 
 
 def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> Fit:
