@@ -73,7 +73,6 @@ class Config:
     privacy: PrivacyConfig
     algorithm: str
     params: Any  # the algorithm's own validated params object
-    raw_params: Mapping[str, Any]
     workload: Workload
     output: OutputConfig = field(default_factory=OutputConfig)
     seed: int | None = None
@@ -257,7 +256,6 @@ def parse_config(raw: Any) -> Config:
         privacy=privacy,
         algorithm=name,
         params=params,
-        raw_params=dict(raw_params),
         workload=workload,
         output=output,
         seed=seed,

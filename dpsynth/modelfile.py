@@ -38,6 +38,7 @@ from dpsynth.data.schema import IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
 from dpsynth.models.base import Model, ZeroProbability, model_from_arrays, model_to_arrays
 from dpsynth.models.condition import Condition, parse_where
+from dpsynth.params import params_to_mapping
 
 __all__ = [
     "CHUNK_ROWS",
@@ -86,7 +87,7 @@ def config_document(cfg: Config) -> dict:
         "schema": {"columns": cols, "unknown": cfg.unknown},
         "privacy": {"epsilon": p.epsilon, "delta": p.delta, "neighbouring": p.neighbouring.value,
                     "n": "public" if p.n_public else {"epsilon": p.n_epsilon}},
-        "algorithm": {"name": cfg.algorithm, "params": dict(cfg.raw_params)},
+        "algorithm": {"name": cfg.algorithm, "params": params_to_mapping(cfg.params)},
         "workload": cfg.workload.to_raw(cfg.domain),
         "output": {"rows": "n" if cfg.output.rows is None else cfg.output.rows, "numeric": cfg.output.numeric},
         "limits": {"max_cells": cfg.max_cells},

@@ -20,7 +20,7 @@ import yaml
 
 from dpsynth.errors import ConfigError
 
-__all__ = ["as_choice", "as_int", "as_mapping", "as_number", "no_extra_keys", "params_from_mapping"]
+__all__ = ["as_choice", "as_int", "as_mapping", "as_number", "no_extra_keys", "params_from_mapping", "params_to_mapping"]
 
 
 def as_mapping(value: Any, path: str) -> Mapping[str, Any]:
@@ -91,6 +91,21 @@ def params_from_mapping(cls: type, raw: Any, path: str = "algorithm.params"):
         raise
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def params_to_mapping(params: Any) -> dict[str, Any]:
+    """Every parameter of a params dataclass as a plain mapping (nested dataclasses as mappings, tuples as
+    lists): what the report and the model file record, and what :func:`params_from_mapping` parses back."""
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        if isinstance(value, (tuple, list)):
+            return [plain(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
+    return plain(params)
 
 
 def _coerce(value: Any, hint: Any, path: str) -> Any:

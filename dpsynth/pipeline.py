@@ -256,8 +256,9 @@ def release_from_counts(
     out = alg.run(ctx, config.params, rng=rng)
     codes = None if out.codes is None else np.asarray(out.codes).astype(code_dtype(config.domain.sizes), copy=False)
     rows = len(codes) if codes is not None else rows
+    used = config if out.params is None else replace(config, params=out.params)  # the params the run resolved
     report = build_report(
-        config,
+        used,
         ledger,
         details=out.details,
         warnings=out.warnings,
@@ -266,7 +267,7 @@ def release_from_counts(
         marginals_released=len(out.marginals),
     )
     fitted = out.model if out.model is not None else _records_model(codes, config.domain.sizes)
-    model = ReleasedModel(config, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
+    model = ReleasedModel(used, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
     # seeded here by the release's own randomness.

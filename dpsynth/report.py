@@ -16,6 +16,7 @@ from typing import Any
 from dpsynth._version import __version__
 from dpsynth.algorithms import get_algorithm
 from dpsynth.config import Config
+from dpsynth.params import params_to_mapping
 from dpsynth.privacy.accountant import Ledger, exact_sum
 
 __all__ = ["RANDOMNESS", "SCHEMA_VERSION", "build_report", "report_schema", "summarize", "validate_report"]
@@ -136,7 +137,7 @@ def build_report(
         "tool": {"name": "dpsynth", "version": __version__},
         "algorithm": {
             "name": config.algorithm,
-            "params": dict(config.raw_params),
+            "params": params_to_mapping(config.params),
             "details": details,
         },
         "privacy": {

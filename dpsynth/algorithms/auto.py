@@ -46,7 +46,7 @@ import numpy as np
 from dpsynth.algorithms import laplace, mwem
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
 from dpsynth.algorithms.spec import AlgorithmSpec
-from dpsynth.params import params_from_mapping
+from dpsynth.params import params_from_mapping, params_to_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
 
 __all__ = ["Params", "budget_plan", "choose", "chosen", "composition", "parse_params", "run", "widened"]
@@ -135,10 +135,11 @@ def budget_plan(ctx: AlgorithmContext, params: Params):
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
-    spec, chosen_params, ctx, name, raw, why = chosen(ctx, params)
+    spec, chosen_params, ctx, name, _, why = chosen(ctx, params)
     out = spec.run(ctx, chosen_params, rng=rng)
-    out.details = {"auto": {"chosen": name, "params": {**raw, "sampling": params.sampling}, "why": why},
-                   **out.details}
+    used = out.params if out.params is not None else chosen_params  # after the chosen algorithm's resolution
+    out.details = {"auto": {"chosen": name, "params": params_to_mapping(used), "why": why}, **out.details}
+    out.params = params
     return out
 
 

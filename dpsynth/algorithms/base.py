@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -126,6 +126,9 @@ class AlgorithmOutput:
     contain only public values or functions of mechanism outputs (it goes into
     the report verbatim).  ``diagnostics`` holds what must NOT go into the
     report (run times, for benchmarks); it is returned to library callers only.
+    ``params``: the parameters the run used after its own resolution (MWEM's variant defaults and
+    accounting, DualQuery's solved T, s and eta), recorded by the report and the model file; ``None``:
+    the parameters it was given.
     """
 
     model: Model | None = None
@@ -134,6 +137,7 @@ class AlgorithmOutput:
     details: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
+    params: Any = None
 
 
 def release_marginals(ctx, params, measure, *, rng: np.random.Generator):

@@ -39,17 +39,17 @@ mechanisms: per round one exponential mechanism and one noisy marginal.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
+from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.synthesis import signal_priority
-from dpsynth.privacy.accountant import RoundBudget
+from dpsynth.privacy.accountant import RoundBudget, zcdp_to_approx_dp
 from dpsynth.privacy.mechanisms import (
     discrete_gaussian_mechanism,
     exponential_mechanism,
@@ -58,7 +58,7 @@ from dpsynth.privacy.mechanisms import (
     laplace_mechanism,
 )
 
-__all__ = ["candidates", "fit_pgm", "merged_cells"]
+__all__ = ["budget_plan_pgm", "candidates", "fit_pgm", "merged_cells", "round_budget"]
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
@@ -127,15 +127,60 @@ def _label(ctx, attrs) -> str:
     return "marginal(" + ", ".join(ctx.domain.names[a] for a in attrs) + ")"
 
 
+def round_budget(params, total_budget: float, *, zcdp: bool, rounds: bool) -> RoundBudget:
+    """The budget of a run (and of its plan): ``total_budget`` (ε left, or ρ available) shared as
+    :class:`~dpsynth.privacy.accountant.RoundBudget` says; ``rounds`` false (no candidate to select) gives
+    the 1-way marginals the whole budget."""
+    init_fraction = params.init_fraction if rounds else 1.0 - 1e-12
+    return RoundBudget(total_budget, init_fraction=init_fraction, iterations=params.iterations,
+                       select_fraction=params.select_fraction, zcdp=zcdp)
+
+
+def budget_plan_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float) -> list[PlannedStage]:
+    """What :func:`fit_pgm` charges: the 1-way marginals at a fixed part each, then rounds whose number and
+    parts are chosen at run time (:meth:`RoundBudget.grow`), at most :data:`_MAX_ROUNDS` × ``iterations``,
+    their selections within ``select_fraction`` of what the rounds share and their measurements within the
+    rest.  Under zCDP a stage's ε are bounded from its ρ (Cauchy–Schwarz over at most ``iterations`` + 1
+    rounds: each round before the last takes at least the first round's part)."""
+    d = len(ctx.domain)
+    cands = candidates(ctx.workload)
+    budget = round_budget(params, total_budget, zcdp=zcdp, rounds=bool(cands))
+    delta = ctx.ledger.delta if zcdp else 0.0
+    unit = "rho" if zcdp else "epsilon"
+    each = budget.init_share(d)
+    init_eps = zcdp_to_approx_dp(each, delta) if zcdp else each
+    stages = [PlannedStage(stage="mwem-init", charges=d, total=init_eps * d, epsilon=(init_eps,) * d, delta=delta,
+                           text=f"{unit} {each * d:.4g} over the {d} 1-way marginals ({each:.4g} each)")]
+    if not cands:
+        return stages
+    first_select, first_measure, _ = round_budget(params, total_budget, zcdp=zcdp, rounds=True).take()
+    select_total, measure_total = budget.left * params.select_fraction, budget.left * (1 - params.select_fraction)
+    if zcdp:  # sum of sqrt(8 rho_i) over at most N rounds <= sqrt(8 * rho * N); rho + 2 sqrt(rho L) likewise
+        most = min(_MAX_ROUNDS * params.iterations, params.iterations + 1)
+        select_eps = math.sqrt(8.0 * select_total * most)
+        measure_eps = measure_total + 2.0 * math.sqrt(measure_total * most * math.log(1.0 / delta))
+    else:
+        select_eps, measure_eps = select_total, measure_total
+    adaptive = (f"about {params.iterations} rounds, {unit} {{first:.4g}} each at first, more once the model stops "
+                f"improving; {unit} {{total:.4g}} in all")
+    return stages + [
+        PlannedStage(stage="mwem-select", charges=None, total=select_eps, delta=0.0, per_round=True,
+                     text=adaptive.format(first=first_select, total=select_total) + " (exponential mechanism)"),
+        PlannedStage(stage="mwem-measure", charges=None, total=measure_eps, delta=delta, per_round=True,
+                     text=adaptive.format(first=first_measure, total=measure_total)),
+    ]
+
+
+_MAX_ROUNDS = 10
+""":func:`fit_pgm` stops after this many times ``iterations`` rounds whatever is left."""
+
+
 def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, rng: np.random.Generator):
     """The rounds; returns (model, released marginals, details, warnings)."""
     sizes = tuple(ctx.domain.sizes)
     nb = ctx.neighbouring
     cands = candidates(ctx.workload)
-    if not cands:  # nothing to select: the 1-way marginals get the whole budget
-        params = dataclasses.replace(params, init_fraction=1.0 - 1e-12)
-    budget = RoundBudget(total_budget, init_fraction=params.init_fraction, iterations=params.iterations,
-                         select_fraction=params.select_fraction, zcdp=zcdp)
+    budget = round_budget(params, total_budget, zcdp=zcdp, rounds=bool(cands))
     discrete = getattr(params, "noise", "discrete") == "discrete"
     noise = "gaussian" if zcdp else "laplace"
     released: list[NoisyMarginal] = []
@@ -152,7 +197,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     true = {c: ctx.counts.marginal(c) for c in cands}
     cells = {c: true[c].size for c in cands}
     selected, removed_by_size, grown = [], 0, 0
-    for t in range(10 * params.iterations):  # loop over rounds (ends when the budget is spent)
+    for t in range(_MAX_ROUNDS * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
         sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
         structure: dict = {}

@@ -28,6 +28,10 @@ class PlannedStage:
     ``None`` when the entries' ε are chosen at run time from noisy values (iReduct's noise-down, iResamp's
     resampling, TwoPhase's phase 2): then ``total`` is the most the stage may spend and ``charges`` the
     number of entries when that is fixed (else ``None``).  ``text``: the stage in words, for ``dpsynth plan``.
+
+    ``per_round``: the stage is charged once per round, and consecutive ``per_round`` stages alternate in
+    the ledger (MWEM: select, measure, select, measure, ...); ``charges`` is then the number of rounds
+    (``None`` when the rounds are decided at run time) and ``epsilon`` lists the rounds' ε in order.
     """
 
     stage: str
@@ -36,6 +40,7 @@ class PlannedStage:
     epsilon: tuple[float, ...] | None = None
     delta: float = 0.0
     text: str = ""
+    per_round: bool = False
 
     @property
     def fixed(self) -> bool:

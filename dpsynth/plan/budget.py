@@ -13,7 +13,7 @@ from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.config import Config
 from dpsynth.privacy.accountant import Charge, Ledger
 
-__all__ = ["planned_stages", "stage_lines"]
+__all__ = ["plan_context", "planned_stages", "stage_lines"]
 
 
 def _row_count_charge(epsilon: float) -> Charge:
@@ -22,12 +22,10 @@ def _row_count_charge(epsilon: float) -> Charge:
                   rho=epsilon**2 / 2.0, measured="number of rows n")
 
 
-def planned_stages(config: Config, n: float) -> list[PlannedStage] | None:
-    """Every stage the release of ``config`` will charge, in order, with ``n`` the public row count the
-    algorithm is told (the noisy count when n is private); ``None`` when the algorithm cannot say."""
+def plan_context(config: Config, n: float) -> tuple[AlgorithmContext, list[PlannedStage]]:
+    """The context a release of ``config`` gives its algorithm, without data (``counts`` is ``None``), and
+    the stages charged before it (the row count when n is private); ``n`` as in :func:`planned_stages`."""
     spec = get_algorithm(config.algorithm)
-    if spec.budget_plan is None:
-        return None
     privacy = config.privacy
     ledger = Ledger(privacy.epsilon, privacy.delta, spec.composition(config.params, privacy))
     prior = []
@@ -39,6 +37,16 @@ def planned_stages(config: Config, n: float) -> list[PlannedStage] | None:
     rows = config.output.rows if config.output.rows is not None else max(1, round(n))
     ctx = AlgorithmContext(domain=config.domain, counts=None, ledger=ledger, neighbouring=privacy.neighbouring,
                            n=float(n), rows=rows, workload=config.marginals, queries=config.workload)
+    return ctx, prior
+
+
+def planned_stages(config: Config, n: float) -> list[PlannedStage] | None:
+    """Every stage the release of ``config`` will charge, in order, with ``n`` the public row count the
+    algorithm is told (the noisy count when n is private); ``None`` when the algorithm cannot say."""
+    spec = get_algorithm(config.algorithm)
+    if spec.budget_plan is None:
+        return None
+    ctx, prior = plan_context(config, n)
     stages = spec.budget_plan(ctx, config.params)
     return None if stages is None else prior + list(stages)
 

@@ -26,7 +26,6 @@ from dpsynth.plan.coefficients import (
     _T_ROUND_DUALQUERY,
     _TRANSIENT,
 )
-from dpsynth.privacy.accountant import split_budget
 
 __all__ = ["PREDICTORS", "AlgorithmPlan", "Facts"]
 
@@ -101,20 +100,12 @@ def _laplace(f: Facts) -> AlgorithmPlan:
     )
 
 
-def _mwem_pgm(f: Facts, p) -> AlgorithmPlan:
+def _mwem_pgm(f: Facts, p, sd: float) -> AlgorithmPlan:
     from dpsynth.algorithms.mwem_pgm import candidates as pgm_candidates
     from dpsynth.models.junction import BYTES_PER_CELL
 
     T = p.iterations
     cands = len(pgm_candidates(f.config.marginals))
-    weights = [p.init_fraction] + [(1 - p.init_fraction) / T * p.select_fraction,
-                                   (1 - p.init_fraction) / T * (1 - p.select_fraction)] * T
-    parts = split_budget(f.epsilon, weights)
-    unit = "rho" if p.accounting == "zcdp" else "epsilon"
-    stages = [("mwem-init", f"{unit} fraction {p.init_fraction:g} over the {len(f.config.domain)} 1-way marginals"),
-              ("mwem-select", (f"about {T} rounds, epsilon {parts[1]:.4g} each at first (exponential mechanism); "
-                               "later rounds get more when the model stops improving")),
-              ("mwem-measure", f"about {T} rounds, epsilon {parts[2]:.4g} each at first")]
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
@@ -122,56 +113,45 @@ def _mwem_pgm(f: Facts, p) -> AlgorithmPlan:
         "graphical model (up to model_cells)": BYTES_PER_CELL * p.model_cells,
     }
     return AlgorithmPlan(
-        stages=stages, memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
         queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds",
-        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each measured marginal, first rounds",
+        noise_sd=sd, noise_note="on each measured marginal, first rounds",
         notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)"],
     )
 
 
 def _mwem(f: Facts) -> AlgorithmPlan:
-    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, effective_iterations, variant_of
+    """Memory and time of MWEM; its stages come from its ``budget_plan`` and the noise from its budget."""
+    from dpsynth.algorithms.mwem import DEFAULT_ITERATIONS, count_candidates, resolve
+    from dpsynth.algorithms.mwem.budget import measure_deviation, rounds
+    from dpsynth.plan.budget import plan_context
 
-    p = f.config.params
+    ctx, _ = plan_context(f.config, f.rows)
+    p = resolve(ctx, f.config.params)
+    sd = measure_deviation(ctx, p)
+    if p.variant == "pgm":
+        return _mwem_pgm(f, p, sd)
     linear = f.config.workload.linear
-    variant = variant_of(p, bool(f.config.workload.ranges) or linear is not None)
-    zcdp = p.accounting == "zcdp" or (p.accounting == "auto" and variant == "pgm" and f.config.privacy.delta > 0)
-    p = p.resolved(variant, "zcdp" if zcdp else "pure")
-    if variant == "pgm":
-        return _mwem_pgm(f, p)
-    m = len(f.marginal_cells)
-    candidates = m if p.marginal_queries == "cuboids" else f.total_cells if p.marginal_queries == "cells" else 0
-    candidates += sum(len(rq) for rq in f.config.workload.ranges) + (len(linear) if linear is not None else 0)
-    T = effective_iterations(p, candidates)
+    candidates = count_candidates(ctx.domain, ctx.workload, ctx.queries, p)
+    T = rounds(ctx, p)
     classes = (([p.marginal_queries] if p.marginal_queries != "none" else [])
                + (["ranges"] if f.config.workload.ranges else []) + (["linear"] if linear is not None else []))
-    f_init = p.init_fraction if p.init == "noisy" else 0.0
-    weights = [f_init] + [(1 - f_init) / T * p.select_fraction, (1 - f_init) / T * (1 - p.select_fraction)] * T
-    parts = split_budget(f.epsilon, weights)
-    unit = "rho" if p.accounting == "zcdp" else "epsilon"
-    stages = []
-    if f_init:
-        stages.append(("mwem-init", f"{unit} fraction {f_init:g} over the {len(f.config.domain)} 1-way marginals"))
-    stages += [("mwem-select", f"{T} rounds, epsilon {parts[1]:.4g} each (exponential mechanism)"),
-               ("mwem-measure", f"{T} rounds, epsilon {parts[2]:.4g} each")]
-    if p.accounting == "zcdp":
-        stages = [(s, t + " (split of the zCDP rho; figures shown as pure-epsilon shares)") for s, t in stages]
-    cap = p.max_factor_cells
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
         "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
-        "model (factors up to max_factor_cells)": 3 * 8 * cap,
+        "model (factors up to max_factor_cells)": 3 * 8 * p.max_factor_cells,
     }
     notes = []
     if p.iterations is None and T < DEFAULT_ITERATIONS:
         notes.append(f"iterations not set: {T} rounds, one per candidate query (fewer than the default "
                      f"{DEFAULT_ITERATIONS})")
     return AlgorithmPlan(
-        stages=stages, memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
         queries=f"{candidates} candidate queries ({', '.join(classes)}), {T} rounds",
-        noise_sd=math.sqrt(2.0) * f.sensitivity / parts[2], noise_note="on each of the T measured marginals",
-        notes=notes,
+        noise_sd=sd, noise_note="on each of the T measured marginals", notes=notes,
     )
 
 

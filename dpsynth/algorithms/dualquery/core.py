@@ -474,7 +474,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     # Wall times stay out of the report (no run times in a release): library callers get them here.
     diagnostics = {"round_seconds": [r.pop("seconds") for r in rounds]}
     model = RecordsModel(records, ctx.domain.sizes)  # the T best responses, for later sampling
-    return AlgorithmOutput(model=model, codes=codes, details=details, warnings=warnings, diagnostics=diagnostics)
+    return AlgorithmOutput(model=model, codes=codes, details=details, warnings=warnings, diagnostics=diagnostics,
+                           params=solved)
 
 
 def _accuracy_target(params: Params, sol, view: ErrorOutlook) -> dict | None:

@@ -72,6 +72,7 @@ from dpsynth.algorithms.mwem.params import (
     candidate_count,
     check_workload,
     composition,
+    count_candidates,
     effective_iterations,
     parse_params,
     preflight,
@@ -81,5 +82,5 @@ from dpsynth.algorithms.mwem.params import (
 )
 
 __all__ = ["DEFAULT_ITERATIONS", "SPEC", "Fit", "Params", "Split", "Stage", "candidate_count", "check_workload",
-           "composition", "effective_iterations", "fit", "parse_params", "preflight", "resolve", "resolve_config",
+           "composition", "count_candidates", "effective_iterations", "fit", "parse_params", "preflight", "resolve", "resolve_config",
            "run", "split", "stages", "variant_of"]

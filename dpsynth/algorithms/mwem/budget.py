@@ -1,7 +1,9 @@
 """MWEM's (``variant: paper``) budget split: the one place its per-stage ε (pure) or ρ (zCDP) is computed.
 
 :func:`split` turns what the rounds may spend into the parts of every charge; :func:`stages` does it from
-the configuration alone (what a plan needs), :class:`_Budget` from a run's ledger, and spends the parts.
+the configuration alone, :class:`_Budget` from a run's ledger, and spends the parts.  :func:`budget_plan`
+(the spec's, what ``dpsynth plan`` prints) builds the same :class:`_Budget` from a context without data, or
+asks :func:`~dpsynth.algorithms.mwem_pgm.budget_plan_pgm` for ``variant: pgm``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from typing import Literal
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext
-from dpsynth.algorithms.mwem.params import Params, candidate_count, effective_iterations
+from dpsynth.algorithms.mwem.params import Params, candidate_count, count_candidates, effective_iterations, resolve
+from dpsynth.algorithms.mwem_pgm import budget_plan_pgm, round_budget
+from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
-from dpsynth.privacy.accountant import bounded_range_epsilon, split_budget, zcdp_available
+from dpsynth.privacy.accountant import bounded_range_epsilon, split_budget, zcdp_available, zcdp_to_approx_dp
 from dpsynth.privacy.mechanisms import (
     discrete_gaussian_mechanism,
     gaussian_mechanism,
@@ -142,3 +146,59 @@ class _Budget:
             f"select_{key}_per_round": self.select[0],
             f"measure_{key}_per_round": self.measure[0],
         }
+
+
+def rounds(ctx: AlgorithmContext, params: Params) -> int:
+    """The rounds T of a ``variant: paper`` run over the candidates of ``ctx`` (its marginals, and the
+    range and linear queries of ``ctx.queries``): as many as :func:`~dpsynth.algorithms.mwem.core.fit` has."""
+    return effective_iterations(params, count_candidates(ctx.domain, ctx.workload, ctx.queries, params))
+
+
+def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
+    """The stages a run charges (the spec's ``budget_plan``), from a context without data: for ``paper``
+    the :class:`_Budget` :func:`~dpsynth.algorithms.mwem.core.fit` spends, for ``pgm`` the round budget
+    of :func:`~dpsynth.algorithms.mwem_pgm.fit_pgm`.  A ``paper`` run that stops early (no candidate left
+    under ``max_factor_cells``) charges a prefix of its rounds."""
+    params = resolve(ctx, params)
+    zcdp = params.accounting == "zcdp"
+    if params.variant == "pgm":
+        return budget_plan_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp))
+    T = rounds(ctx, params)
+    budget = _Budget(ctx, params, T)
+    delta = ctx.ledger.delta if zcdp else 0.0
+
+    def measured(part: float) -> float:  # the ε a measurement's charge records (Laplace, or Gaussian at δ)
+        return zcdp_to_approx_dp(part, delta) if zcdp else part
+
+    unit = "rho" if zcdp else "epsilon"
+    out = []
+    if budget.init:
+        what = ("the full table (init: cells)" if params.init == "cells"
+                else f"the {len(budget.init)} 1-way marginals ({budget.init[0]:.4g} each)")
+        eps = tuple(measured(p) for p in budget.init)
+        out.append(PlannedStage(stage="mwem-init", charges=len(eps), total=sum(eps), epsilon=eps, delta=delta,
+                                text=f"{unit} {sum(budget.init):.4g} on {what}"))
+    select = tuple(budget.select_epsilon(t) for t in range(T))
+    measure = tuple(measured(p) for p in budget.measure)
+    selector = "bounded-range exponential mechanism" if zcdp else "exponential mechanism"
+    noise = "Gaussian" if zcdp else "Laplace"
+    out += [
+        PlannedStage(stage="mwem-select", charges=T, total=sum(select), epsilon=select, per_round=True,
+                     text=f"{T} rounds, {unit} {budget.select[0]:.4g} each ({selector})"),
+        PlannedStage(stage="mwem-measure", charges=T, total=sum(measure), epsilon=measure, delta=delta,
+                     per_round=True, text=f"{T} rounds, {unit} {budget.measure[0]:.4g} each ({noise} noise)"),
+    ]
+    return out
+
+
+def measure_deviation(ctx: AlgorithmContext, params: Params) -> float:
+    """Standard deviation of the noise on one cell of a marginal measured in the first round (histogram
+    sensitivity), from the budget a run would have: for ``dpsynth plan``."""
+    params = resolve(ctx, params)
+    zcdp = params.accounting == "zcdp"
+    l1, l2 = ctx.neighbouring.histogram_l1, ctx.neighbouring.histogram_l2
+    if params.variant == "pgm":
+        budget = round_budget(params, _available(ctx, zcdp), zcdp=zcdp, rounds=True)
+        return budget.deviation(budget.take()[1], l1, l2)
+    part = _Budget(ctx, params, rounds(ctx, params)).measure[0]
+    return l2 / math.sqrt(2.0 * part) if zcdp else math.sqrt(2.0) * l1 / part

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.algorithms.mwem.budget import _available, _Budget
+from dpsynth.algorithms.mwem.budget import _available, _Budget, budget_plan
 from dpsynth.algorithms.mwem.families import _families
 from dpsynth.algorithms.mwem.params import (
     _PGM_MARGINALS_ONLY,
@@ -144,10 +144,10 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         zcdp = params.accounting == "zcdp"
         model, released, details, warnings = fit_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp),
                                                      rng=rng)
-        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings)
+        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings, params=params)
     result = fit(ctx, params, rng=rng)
     return AlgorithmOutput(model=result.output, marginals=result.released, details=result.details,
-                           warnings=result.warnings)
+                           warnings=result.warnings, params=params)
 
 
 def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> Fit:
@@ -261,4 +261,5 @@ SPEC = AlgorithmSpec(
     preflight=preflight,
     check_workload=check_workload,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
+    budget_plan=budget_plan,
 )

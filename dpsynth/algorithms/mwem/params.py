@@ -156,11 +156,19 @@ def check_workload(domain, workload, params: Params) -> None:
 def candidate_count(domain, workload, params: Params) -> int:
     """Candidate queries of the ``paper`` variant, from the configuration: one per workload marginal
     (``cuboids``) or per cell (``cells``), plus the range and linear queries."""
-    marginals = {"cuboids": len(workload.marginals), "none": 0}.get(params.marginal_queries)
-    if marginals is None:
-        marginals = sum(domain.cells(m) for m in workload.marginals)
-    linear = len(workload.linear) if workload.linear is not None else 0
-    return marginals + sum(len(rq) for rq in workload.ranges) + linear
+    return count_candidates(domain, workload.marginals, workload, params)
+
+
+def count_candidates(domain, marginals, queries, params: Params) -> int:
+    """:func:`candidate_count` over the ``marginals`` a run is given (``AlgorithmContext.workload``, which
+    ``auto`` may have changed) and the range and linear queries of ``queries`` (a ``Workload`` or ``None``)."""
+    count = {"cuboids": len(marginals), "none": 0}.get(params.marginal_queries)
+    if count is None:
+        count = sum(domain.cells(m) for m in marginals)
+    if queries is None:
+        return count
+    linear = len(queries.linear) if queries.linear is not None else 0
+    return count + sum(len(rq) for rq in queries.ranges) + linear
 
 
 _NOTHING_TO_QUERY = (f"{_P}.marginal_queries: is 'none' but neither workload.ranges nor workload.linear is set; "
