@@ -62,8 +62,9 @@ test-slow: $(STAMP)
 mutants: $(STAMP)
 	$(BIN)/python tools/mutants.py
 
-lint: $(STAMP) layers
+lint: $(STAMP) layers  # ruff, the layering contracts, and mypy over dpsynth/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/ruff check dpsynth tests benchmarks tools
+	$(BIN)/mypy
 
 docs: $(STAMP)  # regenerate docs/cli.md's reference from --help (tests/test_cli_docs.py checks it)
 	$(BIN)/python tools/cli_docs.py
