@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export COLUMNS := 100
 
-.PHONY: install spark demo demo-discover test test-slow lint layers mutants bench bench-quick bench-papers clean
+.PHONY: install spark demo demo-discover test test-slow lint layers docs mutants bench bench-quick bench-papers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,8 +62,12 @@ test-slow: $(STAMP)
 mutants: $(STAMP)
 	$(BIN)/python tools/mutants.py
 
-lint: $(STAMP) layers
+lint: $(STAMP) layers  # ruff, the layering contracts, and mypy over dpsynth/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/ruff check dpsynth tests benchmarks tools
+	$(BIN)/mypy
+
+docs: $(STAMP)  # regenerate docs/cli.md's reference from --help (tests/test_cli_docs.py checks it)
+	$(BIN)/python tools/cli_docs.py
 
 layers: $(STAMP)  # the package's layering contracts (pyproject.toml [tool.importlinter]); part of make test
 	$(BIN)/lint-imports --no-cache

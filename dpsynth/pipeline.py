@@ -266,7 +266,11 @@ def release_from_counts(
         seeded=seeded,
         marginals_released=len(out.marginals),
     )
-    fitted = out.model if out.model is not None else _records_model(codes, config.domain.sizes)
+    if out.model is not None:
+        fitted = out.model
+    else:
+        assert codes is not None, "an algorithm returns a model or rows"
+        fitted = _records_model(codes, config.domain.sizes)
     model = ReleasedModel(used, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
@@ -287,7 +291,7 @@ def release_discovered(
     config: Config,
     *,
     rng: np.random.Generator,
-    seeded: bool = False,
+    seeded: bool | None = False,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
 ) -> ReleaseResult:
@@ -339,6 +343,7 @@ def release_discovered(
 def _row_count(counts: Counts, config: Config, ledger: Ledger, rng: np.random.Generator) -> float:
     if config.privacy.n_public:
         return float(counts.n)
+    assert config.privacy.n_epsilon is not None  # n is private: the config gives its epsilon
     noisy = geometric_mechanism(
         np.array([counts.n]),
         sensitivity=1.0,

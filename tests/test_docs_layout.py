@@ -1,4 +1,4 @@
-"""The README's layout and docs/architecture.md describe the tree as it is (they cannot drift)."""
+"""docs/architecture.md's layout describes the tree as it is (it cannot drift)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from tests.helpers import ROOT
 
 PKG = ROOT / "dpsynth"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def _tree() -> set[str]:
@@ -17,19 +18,22 @@ def _tree() -> set[str]:
     return folders | modules
 
 
-def _readme_layout() -> set[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Layout", 1)[1]
+def _layout() -> set[str]:
+    section = ARCHITECTURE.read_text().split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"^\s+(dpsynth/\S+)", section, flags=re.MULTILINE))
 
 
-def test_readme_layout_lists_exactly_the_tree():
-    listed, tree = _readme_layout(), _tree()
-    assert not tree - listed, f"in the tree but not in the README's Layout section: {sorted(tree - listed)}"
-    assert not listed - tree, f"in the README's Layout section but not in the tree: {sorted(listed - tree)}"
+def test_layout_lists_exactly_the_tree():
+    listed, tree = _layout(), _tree()
+    assert not tree - listed, f"in the tree but not in docs/architecture.md's Layout: {sorted(tree - listed)}"
+    assert not listed - tree, f"in docs/architecture.md's Layout but not in the tree: {sorted(listed - tree)}"
 
 
 def test_architecture_doc_names_every_folder_and_top_module():
-    text = (ROOT / "docs" / "architecture.md").read_text()
+    text = ARCHITECTURE.read_text()
     missing = [p for p in sorted(_tree()) if p.removeprefix("dpsynth/").rstrip("/") not in text]
     assert not missing, f"docs/architecture.md does not mention: {missing}"
+
+
+def test_readme_links_the_layout():
+    assert "(docs/architecture.md)" in (ROOT / "README.md").read_text()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def measure_marginals(
     out = []
     for i, (attrs, eps_i) in enumerate(zip(attr_sets, shares)):
         true = ctx.counts.marginal(attrs)
-        kw = {"sensitivity": sens, "epsilon": eps_i, "ledger": ctx.ledger, "rng": rng, "stage": stage,
+        kw: dict[str, Any] = {"sensitivity": sens, "epsilon": eps_i, "ledger": ctx.ledger, "rng": rng, "stage": stage,
               "measured": "marginal(" + ", ".join(ctx.domain.names[a] for a in attrs) + ")"}
         scale = sens / eps_i
         if noise == "snapping":  # the clamp bound must be public: n is public or already noisy

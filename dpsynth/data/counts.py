@@ -52,6 +52,10 @@ class CachedCounts:
     domain: Domain
     _cache: dict
 
+    @property
+    def n(self) -> int:  # the exact row count: each engine implements it
+        raise NotImplementedError
+
     def marginal(self, attrs: Sequence[int]) -> np.ndarray:
         """Exact counts over ``attrs`` (in the given order), as int64 of the marginal's shape."""
         attrs = tuple(int(a) for a in attrs)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import DataError
 
 __all__ = [
@@ -110,12 +110,13 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
         if unknown != "other" and np.any(finite & (values != np.round(values))):
             raise DataError(f"column '{spec.name}' is declared integer but has fractional values")
         values = np.round(values)  # under unknown: other a fractional value goes to the nearest integer
-        lo, hi = spec.lower, spec.upper
+        lo, hi = float(spec.lower), float(spec.upper)
         out = np.zeros(len(values), dtype=np.int64)
         ok = ~isnull
         clipped = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
         out[ok] = (clipped - lo).astype(np.int64)
     else:
+        assert isinstance(spec, NumericColumn), spec.name  # a numeric or integer column, by contract
         lo, hi = spec.edges[0], spec.edges[-1]
         edges = np.asarray(spec.edges)
         out = np.zeros(len(values), dtype=np.int64)

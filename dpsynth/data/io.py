@@ -58,15 +58,15 @@ def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = (),
     whether to strip the spaces around fields (``schema.strip``).
     """
     fmt = table_format(path)
-    string_columns = _ALL if string_columns is True else set(string_columns or ())
+    strings: set[str] | _All = _ALL if string_columns is True else set(string_columns or ())
     if str(path) == "-":
         raw = sys.stdin.buffer.read()
-        return _parse_csv(raw, "stdin", string_columns, options)
+        return _parse_csv(raw, "stdin", strings, options)
     p = Path(path)
     if not p.is_file():
         raise InputMissingError(f"input file not found: {p}")
     if fmt == "parquet":
-        df = _read_parquet(p, string_columns)
+        df = _read_parquet(p, strings)
         return _strip(df) if options.strip else df
     raw = p.read_bytes()
     if fmt == "csv.gz":
@@ -74,7 +74,7 @@ def read_table(path: str | Path, *, string_columns: Iterable[str] | bool = (),
             raw = gzip.decompress(raw)
         except (OSError, EOFError):
             raise DataError(f"{p}: not a valid gzip file") from None
-    return _parse_csv(raw, str(p), string_columns, options)
+    return _parse_csv(raw, str(p), strings, options)
 
 
 class _All:
@@ -161,7 +161,7 @@ def _ragged_reason(msg: str) -> str:
     return "rows do not parse as CSV"
 
 
-def _read_parquet(p: Path, string_columns: set[str]) -> pd.DataFrame:
+def _read_parquet(p: Path, string_columns: set[str] | _All) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -172,7 +172,7 @@ def _read_parquet(p: Path, string_columns: set[str]) -> pd.DataFrame:
     df = table.to_pandas()
     if len(df) == 0:
         raise DataError(f"{p}: the input has no data rows")
-    for name in string_columns & set(table.column_names):  # integer categories stay exact integers
+    for name in [c for c in table.column_names if c in string_columns]:  # integer categories stay exact integers
         if pa.types.is_integer(table.schema.field(name).type):
             df[name] = arrow_to_pandas(table.column(name))
     return df

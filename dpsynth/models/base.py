@@ -56,7 +56,9 @@ class ZeroProbability(ValueError):
 @runtime_checkable
 class Model(Protocol):
     kind: ClassVar[str]
-    sizes: tuple[int, ...]
+
+    @property
+    def sizes(self) -> tuple[int, ...]: ...
 
     def sample(self, rows: int, *, rng: np.random.Generator) -> np.ndarray: ...
 
@@ -82,7 +84,7 @@ def model_kinds() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
-def model_class(kind: str) -> type:
+def model_class(kind: str) -> type[Model]:
     """The class implementing model ``kind`` (``KeyError`` for an unknown kind)."""
     module, name = _KINDS[kind].split(":")
     return getattr(importlib.import_module(module), name)

@@ -179,9 +179,9 @@ def plan(
                 f"{model_bytes(full) / 1e6:.0f} MB), more than its bound of {max_cells} cells; "
                 "measure fewer or smaller marginals, or raise the bound"
             )
-        kept = list(dict.fromkeys(tuple(int(a) for a in c) for c in cliques))
-        tree = triangulate(sizes, base + kept)
-        return Plan(kept=kept, tree=tree, cells=sum(_cells(sizes, t) for t in tree))
+        unique = list(dict.fromkeys(tuple(int(a) for a in c) for c in cliques))
+        tree = triangulate(sizes, base + unique)
+        return Plan(kept=unique, tree=tree, cells=sum(_cells(sizes, t) for t in tree))
     order = list(range(len(cliques)))
     if priority is not None:
         order.sort(key=lambda i: -float(priority[i]))
@@ -192,7 +192,8 @@ def plan(
     tree_sets = [set(t) for t in tree]
     for i in order:  # loop over cliques (public structure only)
         clique = tuple(int(a) for a in cliques[i])
-        queue, stand_ins = [clique], []
+        queue: list[tuple[int, ...]] = [clique]
+        stand_ins: list[tuple[int, ...]] = []
         while queue:
             c = queue.pop(0)
             if c == clique and i in weak and len(c) > 1 and not _inside(c, tree_sets):

@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -215,11 +215,24 @@ class Composition(Protocol):
     of a pass over all previous charges.
     """
 
-    name: str
-    description: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
     def total(self, charges: Sequence[Charge], delta_budget: float) -> tuple[float | Fraction, float | Fraction]:
         ...
+
+
+class IncrementalComposition(Composition, Protocol):
+    """A :class:`Composition` that also offers the incremental form (``start``, ``add``, ``value``)."""
+
+    def start(self) -> Any: ...
+
+    def add(self, state: Any, charge: Charge) -> Any: ...
+
+    def value(self, state: Any, delta_budget: float) -> tuple[float | Fraction, float | Fraction]: ...
 
 
 @dataclass(frozen=True)
@@ -295,7 +308,7 @@ class Ledger:
     delta: float = 0.0
     composition: Composition = field(default_factory=BasicComposition)
     charges: list[Charge] = field(default_factory=list)
-    _state: object = field(default=None, init=False, repr=False)
+    _state: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon)):
@@ -304,20 +317,24 @@ class Ledger:
             raise BudgetError(f"epsilon must be > 0, got {self.epsilon!r}")
         if not 0 <= self.delta < 1:
             raise BudgetError(f"delta must be in [0, 1), got {self.delta!r}")
-        if self._incremental:
-            state = self.composition.start()
+        inc = self._incremental
+        if inc is not None:
+            state = inc.start()
             for c in self.charges:
-                state = self.composition.add(state, c)
+                state = inc.add(state, c)
             self._state = state
 
     @property
-    def _incremental(self) -> bool:
-        return all(hasattr(self.composition, m) for m in ("start", "add", "value"))
+    def _incremental(self) -> IncrementalComposition | None:
+        """The composition, when it offers the incremental form (duck-typed: any object with the methods)."""
+        c = self.composition
+        return cast(IncrementalComposition, c) if all(hasattr(c, m) for m in ("start", "add", "value")) else None
 
     def _total(self, extra: Charge | None = None):
-        if self._incremental:
-            state = self._state if extra is None else self.composition.add(self._state, extra)
-            return self.composition.value(state, self.delta)
+        inc = self._incremental
+        if inc is not None:
+            state = self._state if extra is None else inc.add(self._state, extra)
+            return inc.value(state, self.delta)
         charges = self.charges if extra is None else [*self.charges, extra]
         return self.composition.total(charges, self.delta)
 
@@ -365,8 +382,9 @@ class Ledger:
                 f"epsilon={self.remaining():.6g}"
             )
         self.charges.append(charge)
-        if self._incremental:
-            self._state = self.composition.add(self._state, charge)
+        inc = self._incremental
+        if inc is not None:
+            self._state = inc.add(self._state, charge)
         return charge
 
     def replace_one_equivalent(self, declared: str) -> tuple[float, float]:
