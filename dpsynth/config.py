@@ -296,25 +296,31 @@ DEFAULT_DELTA = 1e-6
 """δ of a zero-config release when none is given: partition selection of categories needs δ > 0."""
 
 
-def zero_config(epsilon: float, delta: float | None = None) -> Config:
+def zero_config(epsilon: float, delta: float | None = None, *, discover_share: float | None = None) -> Config:
     """The configuration of ``dpsynth release -i TABLE -o OUT --epsilon E`` (no ``-c``): the schema discovered
     privately with :data:`DISCOVER_SHARE` of the budget (half of δ), then ``auto`` on all 2-way marginals with
     the rest, in one ledger; n public (as in every config without ``privacy.n``)."""
     delta = DEFAULT_DELTA if delta is None else delta
-    for name, value in (("epsilon", epsilon), ("delta", delta)):
+    share = DISCOVER_SHARE if discover_share is None else discover_share
+    for name, value in (("epsilon", epsilon), ("delta", delta), ("discover-share", share)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ConfigError(f"{name}: expected a finite number, got {value!r}")
     if epsilon <= 0:
         raise ConfigError(f"epsilon: must be > 0, got {epsilon!r}")
+    if not 0 < share < 1:
+        raise ConfigError(f"discover-share: must be in (0, 1), got {share!r}")
     if not 0 < delta < 1:
         raise ConfigError(f"delta: must be in (0, 1) for a release without a schema (the discovery of categories "
                           f"needs it), got {delta!r}")
-    return parse_config({
-        "schema": {"discover": {"epsilon": DISCOVER_SHARE * epsilon, "delta": delta / 2}},
+    cfg = parse_config({
+        "schema": {"discover": {"epsilon": share * epsilon, "delta": delta / 2}},
         "privacy": {"epsilon": float(epsilon), "delta": float(delta)},
         "algorithm": {"name": DEFAULT_ALGORITHM},
         "workload": {"marginals": {"k": 2}},
     })
+    if discover_share is None:  # sized from the public n when the table is read (data.discover.share_for)
+        cfg = replace(cfg, discover=replace(cfg.discover, share_by_size=True))
+    return cfg
 
 
 def _discover_config(raw: Mapping[str, Any]) -> Config:

@@ -305,7 +305,7 @@ def release_discovered(
     Either way the report's ledger lists the discovery charges first and its totals cover both phases.
     """
     from dpsynth.config import release_document, with_discovered_schema
-    from dpsynth.data.discover import discover_schema
+    from dpsynth.data.discover import discover_schema, share_for
     from dpsynth.privacy.accountant import ZCDPComposition, budget_after, zcdp_share, zcdp_spent
     from dpsynth.report import add_discovery
 
@@ -313,7 +313,11 @@ def release_discovered(
     composition = get_algorithm(config.algorithm).composition(config.params, privacy)
     if isinstance(composition, ZCDPComposition) and privacy.delta > spec.delta:
         ledger = Ledger(privacy.epsilon, privacy.delta, composition)
-        rho = zcdp_share(privacy.epsilon, privacy.delta, spec.epsilon / privacy.epsilon, spec.delta)
+        share = spec.epsilon / privacy.epsilon
+        if spec.share_by_size and privacy.n_public:  # zero-config: sized from the public n and column count
+            share = share_for(n=len(table), columns=len(table.columns), epsilon=privacy.epsilon, delta=privacy.delta,
+                              approx_delta=spec.delta, l1=privacy.neighbouring.histogram_l1)
+        rho = zcdp_share(privacy.epsilon, privacy.delta, share, spec.delta)
         found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
         found_charges = list(ledger.charges)
         inner = with_discovered_schema(config, found.schema, epsilon=privacy.epsilon, delta=privacy.delta)
@@ -325,6 +329,7 @@ def release_discovered(
                  "approx_delta": sum(c.approx_delta for c in found_charges)}
         result.report = add_discovery(result.report, found, alone, epsilon=privacy.epsilon, delta=privacy.delta,
                                       shared=True)
+        result.report["privacy"]["discovery"]["rho_share"] = share
     else:
         ledger = Ledger(spec.epsilon, spec.delta)
         found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)

@@ -31,6 +31,7 @@ def release(
     config: Annotated[Path | None, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, algorithm). Without it: the zero-config release (give --epsilon): the schema is discovered privately in the same budget and 'auto' runs.")] = None,
     epsilon: Annotated[float | None, typer.Option("--epsilon", help="Total privacy budget of a release without -c (discovery included).")] = None,
     delta: Annotated[float | None, typer.Option("--delta", help="Total delta of a release without -c (default 1e-6; the discovery of categories needs delta > 0).")] = None,
+    discover_share: Annotated[float | None, typer.Option("--discover-share", help="Share of the budget for the schema discovery of a release without -c (default: sized from the public row count, 0.1 to 0.5).")] = None,
     config_out: Annotated[str | None, typer.Option("--config-out", help="Where a release with a discovered schema writes its reusable configuration (default: <output>.config.yaml).")] = None,
     report: Annotated[str | None, typer.Option("--report", "-r", help="Report JSON (default: <output>.report.json; required with -o -).")] = None,
     marginals: Annotated[str | None, typer.Option("--marginals", help="Also write the released noisy marginals (long format).")] = None,
@@ -68,13 +69,13 @@ def release(
         from dpsynth.errors import ConfigError
 
         try:
-            cfg = zero_config(epsilon, delta)
+            cfg = zero_config(epsilon, delta, discover_share=discover_share)
         except ConfigError as exc:
             raise UsageError(f"--{exc}") from None
     else:
-        if epsilon is not None or delta is not None:
-            raise UsageError("--epsilon/--delta are for a release without -c; set privacy.epsilon and privacy.delta "
-                             "in the configuration")
+        if epsilon is not None or delta is not None or discover_share is not None:
+            raise UsageError("--epsilon/--delta/--discover-share are for a release without -c; set privacy.epsilon "
+                             "and privacy.delta (and schema.discover) in the configuration")
         cfg = load_config(config)
     if max_cells is not None:
         if max_cells < 1:

@@ -94,8 +94,10 @@ def test_report_show_prints_the_reports_own_replace_one_figure(runner, tmp_path)
     (["--epsilon", "0"], "--epsilon: must be > 0, got 0.0"),
     (["--epsilon", "1", "--delta", "0"], ("--delta: must be in (0, 1) for a release without a schema (the discovery "
                                          "of categories needs it), got 0.0")),
-    (["-c", "configs/adult.yaml", "--epsilon", "1"], ("--epsilon/--delta are for a release without -c; set "
-                                                     "privacy.epsilon and privacy.delta in the configuration")),
+    (["-c", "configs/adult.yaml", "--epsilon", "1"], ("--epsilon/--delta/--discover-share are for a release without "
+                                                     "-c; set privacy.epsilon and privacy.delta (and schema.discover) "
+                                                     "in the configuration")),
+    (["--epsilon", "1", "--discover-share", "1"], "--discover-share: must be in (0, 1), got 1.0"),
 ])
 def test_zero_config_usage_errors(runner, tmp_path, root, args, message):
     args = [a.replace("configs/", str(root / "configs") + "/") for a in args]

@@ -383,3 +383,13 @@ def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch):
     c = pd.concat([a, pd.DataFrame({"year": [2003]})], ignore_index=True)
     found3, _ = _discover(c, raw, seed=1)
     assert found3.schema == found.schema
+
+
+def test_narrow_integers_none_kept_spend_the_budget_once():
+    """When the integer selection keeps nothing (a small table, a small budget) the fine histogram alone gives the
+    bounds: the rest of the budget is not spent a second time (it was: 'asks for epsilon 0.2019 of 0.2')."""
+    rng = np.random.default_rng(2)
+    table = pd.DataFrame({"year": rng.integers(1997, 2003, size=400), "c": rng.choice(["a", "b"], size=400)})
+    for seed in range(5):
+        found, ledger = _discover(table, {"epsilon": 0.2, "delta": 1e-6}, seed=seed)
+        assert ledger.spent()[0] <= 0.2 and "year" in found.schema["columns"]

@@ -211,17 +211,20 @@ class ColumnDiscovery:
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
         width = float(grid[1] - grid[0])
+        scale = first.scale
         if found is not None and integral and delta > 0 and width > 1 and found[1] - found[0] + 1 <= FEW_CELLS:
-            values = self._integers(rest, delta)
+            values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        if found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
+        elif found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
             lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
             grid = fine_cells(lo, hi, integral=integral, cells=cells)
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
                                    "public cells)")
-            scale = rest.scale
-            self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]")
+            self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "
+                                "cell to find thin tails with); the zoomed histogram gives the edges")
+            mass = np.clip(noisy, 0, None).astype(float)
+            return lo, hi, (grid, mass), None
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "
                                    "public cells)")

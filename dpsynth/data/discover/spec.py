@@ -44,6 +44,7 @@ class DiscoverSpec:
     max_categories: int = 100
     bins: int = 10
     edges: str = "quantile"  # or equal
+    share_by_size: bool = False  # zero-config: the release sizes the discovery's share from public n (share_for)
 
 
 @dataclass
