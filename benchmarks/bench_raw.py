@@ -124,6 +124,19 @@ def zero_config_command(table: Path, out: Path, *, epsilon: float, delta: float,
     return _cli() + ["release", "-c", str(path), "-i", str(table), "-o", str(out), "--seed", str(seed), "--force"]
 
 
+def nulls_hint_command(table: Path, out: Path, columns: list[str], *, epsilon: float, delta: float, seed: int,
+                       workdir: Path) -> list[str]:
+    """Arm a+ (diagnostic): (a) through a schema.discover config whose only hint is ``missing: category`` on
+    every column (the header is public; "any column may hold nulls" is not a fact about the rows), so the
+    rows of a discovered schema can be judged where (a) refuses a column's nulls (exit 65)."""
+    cfg = {"schema": {"discover": {"epsilon": DISCOVER_SHARE * epsilon, "delta": delta,
+                                   "columns": {c: {"missing": "category"} for c in columns}}},
+           "privacy": privacy_block(epsilon, delta), "algorithm": {"name": "auto"}} | copy.deepcopy(COMMON)
+    path = workdir / "nulls_hint.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return _cli() + ["release", "-c", str(path), "-i", str(table), "-o", str(out), "--seed", str(seed), "--force"]
+
+
 def hand_command(table: Path, out: Path, config: Path, *, epsilon: float, delta: float, seed: int,
                  workdir: Path) -> list[str]:
     """The command of (b): the hand-written schema with the same privacy block, algorithm and workload as (a)."""
@@ -197,8 +210,12 @@ def _prepare(table: Table, workdir: Path) -> tuple[Path, pd.DataFrame]:
     return path, real
 
 
+ARMS = ("a", "b", "a+")
+
+
 def bench_table(table: Table, *, seeds: list[int], epsilon: float, delta: float, timeout: float,
-                native: bool, config: Path | None = None, triples: int = 200) -> dict:
+                native: bool, config: Path | None = None, triples: int = 200,
+                arms: tuple[str, ...] = ("a", "b")) -> dict:
     config = config or CONFIGS / f"{table.name}.yaml"
     with tempfile.TemporaryDirectory(prefix=f"bench_raw_{table.name}_") as tmp:
         work = Path(tmp)
@@ -210,11 +227,14 @@ def bench_table(table: Table, *, seeds: list[int], epsilon: float, delta: float,
                   "zero_config": "release --epsilon" if native else f"schema.discover ({DISCOVER_SHARE}·ε)",
                   "independence": judge.independence(), "uniform": judge.uniform(), "runs": []}
         for seed in seeds:
-            for arm in ("a", "b"):
+            for arm in arms:
                 out = work / f"{arm}_{seed}.csv"
                 if arm == "a":
                     cmd = zero_config_command(path, out, epsilon=epsilon, delta=delta, seed=seed, workdir=work,
                                               native=native)
+                elif arm == "a+":
+                    cmd = nulls_hint_command(path, out, list(real.columns), epsilon=epsilon, delta=delta,
+                                             seed=seed, workdir=work)
                 elif config.exists():
                     cmd = hand_command(path, out, config, epsilon=epsilon, delta=delta, seed=seed, workdir=work)
                 else:
@@ -238,7 +258,9 @@ def summarise(result: dict) -> dict:
     """Means over seeds per arm, and the ratios (a)/(b) and (a)/independence."""
     runs, ind = result["runs"], result["independence"]
     row = {"table": result["table"], "role": result["role"], "n": result["rows"], "d": result["judged_columns"]}
-    for arm in ("a", "b"):
+    for arm in ARMS:
+        if not any(r["arm"] == arm for r in runs):
+            continue
         for key in ("tv_1way", "l1_2way", "l1_3way", "seconds", "invalid_share"):
             row[f"{arm}_{key}"] = _mean(runs, arm, key)
         codes = [r["exit"] for r in runs if r["arm"] == arm]
@@ -246,9 +268,13 @@ def summarise(result: dict) -> dict:
     for key in ("tv_1way", "l1_2way", "l1_3way"):
         row[f"ind_{key}"] = ind[key]
         row[f"unif_{key}"] = result["uniform"][key]
+    nan = float("nan")
     for key in ("l1_2way", "l1_3way"):
-        row[f"a/b_{key}"] = row[f"a_{key}"] / row[f"b_{key}"] if row[f"b_{key}"] else float("nan")
-        row[f"a/ind_{key}"] = row[f"a_{key}"] / ind[key] if ind[key] else float("nan")
+        b = row.get(f"b_{key}", nan)
+        for arm in ("a", "a+"):
+            if f"{arm}_{key}" in row:
+                row[f"{arm}/b_{key}"] = row[f"{arm}_{key}"] / b if b else nan
+                row[f"{arm}/ind_{key}"] = row[f"{arm}_{key}"] / ind[key] if ind[key] else nan
     return row
 
 
@@ -256,11 +282,16 @@ def _f(v, digits=3) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
 
+_KEYS = [f"{arm}_{k}" for arm in ("a", "b") for k in ("exit", "seconds", "tv_1way", "l1_2way", "l1_3way")] + [
+    f"a/{x}_{k}" for x in ("b", "ind") for k in ("l1_2way", "l1_3way")]
+
+
 def markdown(rows: list[dict]) -> str:
     head = ("| table (n × d) | exit a / b | time a / b (s) | 1-way TV a / b | 2-way L1 a / b / indep | "
             "3-way L1 a / b / indep | a/b 2-way | a/indep 2-way | a/b 3-way | a/indep 3-way |")
     lines = [head, "|" + "---|" * 10]
     for r in rows:
+        r = {k: r.get(k, float("nan")) for k in _KEYS} | r
         lines.append(
             f"| {r['table']} ({r['n']:,} × {r['d']}) | {r['a_exit']} / {r['b_exit']} | "
             f"{_f(r['a_seconds'], 1)} / {_f(r['b_seconds'], 1)} | {_f(r['a_tv_1way'])} / {_f(r['b_tv_1way'])} | "
@@ -268,6 +299,15 @@ def markdown(rows: list[dict]) -> str:
             f"{_f(r['a_l1_3way'])} / {_f(r['b_l1_3way'])} / {_f(r['ind_l1_3way'])} | "
             f"{_f(r['a/b_l1_2way'], 2)} | {_f(r['a/ind_l1_2way'], 2)} | {_f(r['a/b_l1_3way'], 2)} | "
             f"{_f(r['a/ind_l1_3way'], 2)} |")
+    plus = [r for r in rows if "a+_l1_2way" in r]
+    if plus:
+        lines += ["", ("| table | exit a+ | time a+ (s) | 1-way TV a+ | 2-way L1 a+ (a+/b, a+/indep) | "
+                  "3-way L1 a+ (a+/b, a+/indep) |"), "|" + "---|" * 6]
+        for r in plus:
+            lines.append(
+                f"| {r['table']} | {r['a+_exit']} | {_f(r['a+_seconds'], 1)} | {_f(r['a+_tv_1way'])} | "
+                f"{_f(r['a+_l1_2way'])} ({_f(r['a+/b_l1_2way'], 2)}, {_f(r['a+/ind_l1_2way'], 2)}) | "
+                f"{_f(r['a+_l1_3way'])} ({_f(r['a+/b_l1_3way'], 2)}, {_f(r['a+/ind_l1_3way'], 2)}) |")
     return "\n".join(lines)
 
 
@@ -277,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument("--arms", nargs="+", default=["a", "b"], choices=ARMS,
+                        help="a: zero-config; b: hand-written schema; a+: a with missing: category hinted on "
+                             "every column (diagnostic)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per release")
     parser.add_argument("--out", default=None, help="JSON path (default benchmarks/results/raw_<date>.json)")
     args = parser.parse_args(argv)
@@ -291,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench_raw: skipping {name}: {table.path} is absent", file=sys.stderr)
             continue
         results.append(bench_table(table, seeds=list(range(args.seeds)), epsilon=args.epsilon, delta=args.delta,
-                                   timeout=args.timeout, native=native))
+                                   timeout=args.timeout, native=native, arms=tuple(args.arms)))
     rows = [summarise(r) for r in results]
     print(markdown(rows))
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"raw_{dt.date.today():%Y%m%d}.json"

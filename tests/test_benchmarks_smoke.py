@@ -236,11 +236,15 @@ def test_bench_raw_runs_both_arms_on_a_tiny_table(tmp_path):
         "  unknown: other\nprivacy: {epsilon: 1.0, delta: 1.0e-6}\nalgorithm: {name: auto}\n")
     table = bench_raw.Table("tiny", path, "dev")
     result = bench_raw.bench_table(table, seeds=[0], epsilon=1.0, delta=1e-6, timeout=120,
-                                   native=bench_raw.release_has_epsilon(), config=config, triples=4)
+                                   native=bench_raw.release_has_epsilon(), config=config, triples=4,
+                                   arms=("a", "b", "a+"))
     runs = {r["arm"]: r for r in result["runs"]}
-    assert set(runs) == {"a", "b"} and runs["b"]["exit"] == 0
+    assert set(runs) == {"a", "b", "a+"} and runs["b"]["exit"] == 0
     assert 0 <= runs["b"]["l1_2way"] <= 2 and runs["b"]["epsilon_spent"] <= 1.0 + 1e-9
-    assert isinstance(runs["a"]["exit"], int)
+    for arm in ("a", "a+"):  # recorded whatever dpsynth's discovery does; judged when it exits 0
+        assert isinstance(runs[arm]["exit"], int) and isinstance(runs[arm]["stderr"], list)
+        assert runs[arm]["exit"] != 0 or 0 <= runs[arm]["l1_2way"] <= 2
     row = bench_raw.summarise(result)
     assert row["b_l1_2way"] == runs["b"]["l1_2way"] and 0 < row["ind_l1_2way"] < row["unif_l1_2way"]
-    assert "| tiny (400 × 4) |" in bench_raw.markdown([row])
+    table_md = bench_raw.markdown([row])
+    assert "| tiny (400 × 4) |" in table_md and f"| tiny | {runs['a+']['exit']} |" in table_md
