@@ -68,6 +68,9 @@ def evaluate(
                           ranges=1000 if ranges is None else ranges, target=target, workload=workload,
                           release_per_fold=release_per_fold)
     cfg = load_config(config)
+    if cfg.discover is not None:
+        raise UsageError(f"{config} discovers its schema at release time (schema.discover), so it cannot bin the "
+                         "tables; evaluate with the configuration that release wrote (<output>.config.yaml)")
     if plot == "-":
         raise UsageError("--plot cannot be stdout; give a .png, .svg or .pdf path")
     if plot:

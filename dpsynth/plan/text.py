@@ -16,7 +16,8 @@ def format_plan(plan: Plan) -> str:
     width = max((len(n) for n, _ in plan.columns), default=0)
     lines += [f"  {name:<{width}}  {size}" for name, size in plan.columns]
     lines += [
-        f"  full domain: {plan.domain_cells:.3g} cells",
+        f"  full domain: {plan.domain_cells:.3g} cells" if plan.columns else
+        "  (learned from the data by the schema discovery: unknown until the release)",
         "",
         *([(f"Workload: {plan.marginals} marginals, {plan.total_cells:,} cells in all, "
            f"largest {plan.largest_cells:,} cells")] if plan.marginals else []),

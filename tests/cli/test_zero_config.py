@@ -131,3 +131,13 @@ def test_python_zero_config_release():
     pd.testing.assert_frame_equal(result.synthetic, again.synthetic)
     with pytest.raises(dpsynth.ConfigError, match="epsilon: required"):
         dpsynth.release(_raw_table(10))
+
+
+def test_evaluate_with_a_discovering_config_points_to_the_written_one(runner, root, tmp_path):
+    cfg = root / "configs" / "adult-discover.yaml"
+    res = runner.invoke(app, ["evaluate", "-c", str(cfg), "--real", str(root / "sample_data" / "adult.csv"),
+                              "--synthetic", str(root / "sample_data" / "adult.csv"), "--k", "2"])
+    assert res.exit_code == 2
+    assert res.stderr == (f"dpsynth: error: {cfg} discovers its schema at release time (schema.discover), so it "
+                          "cannot bin the tables; evaluate with the configuration that release wrote "
+                          "(<output>.config.yaml)\n")
