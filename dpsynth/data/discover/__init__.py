@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-TARGET_SHARE, MIN_SHARE, MAX_SHARE = 0.02, 0.1, 0.5
+TARGET_SHARE, MIN_SHARE, MAX_SHARE = 0.01, 0.15, 0.5
 """A zero-config release with n public sizes its discovery (:func:`share_for`): the share of ρ that lets partition
 selection keep every category holding TARGET_SHARE of the rows, between MIN_SHARE and MAX_SHARE."""
 
