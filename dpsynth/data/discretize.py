@@ -245,7 +245,12 @@ def _lenient_numbers(col: pd.Series) -> np.ndarray:
     """Float values of a column, NaN for every cell that is not a finite-or-infinite number (text, booleans)."""
     if pd.api.types.is_bool_dtype(col):
         return np.full(len(col), np.nan)
-    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    num = pd.to_numeric(col, errors="coerce")
+    if num.dtype.kind in "cO":  # complex numbers (Python API only): a real one is a number, others are not
+        with np.errstate(invalid="ignore"):
+            z = np.asarray(num.to_numpy(dtype=complex, na_value=np.nan), dtype=complex)
+        return np.where(z.imag == 0, z.real, np.nan)
+    return num.to_numpy(dtype=float, na_value=np.nan)
 
 
 def _numbers_or_text(col: pd.Series) -> bool:
