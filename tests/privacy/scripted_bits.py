@@ -26,6 +26,7 @@ import numpy as np
 
 SMALL = 4096
 MAX_PATHS = 20_000
+MAX_DEPTH = 2_000
 
 
 class Pruned(Exception):
@@ -58,6 +59,7 @@ class ScriptedBits:
     def _draw(self, low: int, high: int) -> int:
         if self.max_draws is not None and len(self.path) >= self.max_draws:
             raise Pruned
+        assert len(self.path) < MAX_DEPTH, f"a path of more than {MAX_DEPTH} draws: the sampler does not stop"
         i = self.script[len(self.path)] if len(self.path) < len(self.script) else 0
         n, value, count = self._class(low, high, i)
         self.path.append((i, n))
@@ -84,7 +86,7 @@ def enumerate_outcomes(run, cuts=(), *, floor=Fraction(0), max_draws=None, high_
     """(masses, pruned, leaves): ``masses[o]`` is the exact probability that ``run(bits)`` returns o on a
     path that was not pruned; ``pruned`` is the probability of the pruned paths.  Ranges of at most
     ``small`` values are enumerated value by value, larger ones by the classes of ``cuts``.  More than
-    ``max_paths`` paths is a failure (the tree of a sampler that is not the one described, e.g. a test
+    ``max_paths`` paths, or a path of more than ``MAX_DEPTH`` draws, is a failure (the tree of a sampler that is not the one described, e.g. a test
     that accepts more often, can grow without bound; the samplers here need at most a few thousand)."""
     masses: dict = defaultdict(Fraction)
     pruned, script, leaves = Fraction(0), [], 0
