@@ -140,6 +140,25 @@ def test_remainder_from_64_leading_bits_is_exact(rest):
     _assert_brackets(masses.get(True, Fraction(0)), pruned, rest)
 
 
+@pytest.mark.parametrize("rest", [Fraction(1, 3 << 20), Fraction(5, 7 << 20), Fraction(1, 3)])
+@pytest.mark.parametrize("offset", [-1, 0, 1])
+def test_remainder_given_its_64_leading_bits_is_exact(rest, offset):
+    """Conditional on the 64 leading bits ``top`` of the first uniform: A₁ = 1 with probability
+    f = clamp(γ·2⁶⁴ − top, 0, 1) (the interval [top, top + 1)·2⁻⁶⁴ straddles γ when top = ⌊γ·2⁶⁴⌋; the
+    test above gives that top a weight of 2⁻⁶⁴ only), then K odd with probability
+    P(K odd | K ≥ 2) = (exp(−γ) − 1 + γ)/γ, so P(accept | top) = 1 − f + f·(exp(−γ) − 1 + γ)/γ."""
+    scaled = rest * (1 << 64)
+    top = math.floor(scaled) + offset
+    f = min(max(scaled - top, Fraction(0)), Fraction(1))
+    masses, pruned, _ = _both_reps(lambda bits: exact._bernoulli_exp_neg_from(rest, top, bits),
+                                   cuts=_from_cuts(rest), floor=Fraction(1, 2**60))
+    assert pruned < TINY
+    lo, hi = exp_neg_bounds(rest)
+    expected_lo, expected_hi = (1 - f + f * (e - 1 + rest) / rest for e in (lo, hi))
+    mass = masses.get(True, Fraction(0))
+    assert mass <= expected_hi and mass + pruned >= expected_lo, (float(f), float(mass - expected_lo))
+
+
 # ------------------------------------------------------------------- the exponential mechanism, whole
 def _mechanism_cuts(scores: np.ndarray, factor: Fraction):
     """Every threshold the sampler compares a draw with, by the range of the draw: the dyadic parts of
