@@ -416,7 +416,7 @@ def _solved_words(solved: str) -> str:
     return "nothing" if solved == "none" else solved.replace(",", " and ")
 
 
-BUDGET_GOVERNS = ("wall clock: time_budget seconds for the T rounds, counted from the end of the evaluation of "
+BUDGET_GOVERNS = ("wall clock: the time_budget for the T rounds is counted from the end of the evaluation of "
                   "the true answers (the only step that reads the data), shared out over the rounds; a round's "
                   "best response (local-search moves, CBC nodes) stops when its share is used, so rows depend "
                   "on the machine's speed and load, not on how long the data took to evaluate")
