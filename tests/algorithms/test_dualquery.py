@@ -446,3 +446,38 @@ def test_alpha_beta_release_reports_the_target_and_derived_parameters(root, nltc
     assert (det["T"], det["s"], det["eta"], det["solved_for"]) == (69, 991, 0.225, "alpha,beta")
     assert (target["alpha"], target["beta"], target["T"], target["s"], target["eta"]) == (0.9, 0.5, 69, 991, 0.225)
     assert target["theorem_alpha"] <= 0.9
+
+
+def test_time_budget_starts_after_the_private_data_is_evaluated(root, nltcs, monkeypatch):
+    """Issue 24: the rounds' time must not depend on how long evaluating the data took.  A fake clock that
+    only moves while the true answers are computed (by 10× the budget): every round still gets its share
+    of the whole budget, (what is left)/(T − t + 1), and the report says which budget governs."""
+    cfg = _fast_cfg(root, T=4, s=20, eta=None, time_budget=100.0)
+    clock = {"now": 1000.0}
+
+    class FakeTime:
+        @staticmethod
+        def perf_counter():
+            return clock["now"]
+
+    original_true, original_best = dq.true_answers, dq.best_response
+    shares = []
+
+    def slow_true(*args, **kwargs):
+        out = original_true(*args, **kwargs)
+        clock["now"] += 1000.0  # the evaluation "took" 10 × the time budget
+        return out
+
+    def spy(*args, deadline, **kwargs):
+        shares.append(deadline - clock["now"])
+        return original_best(*args, deadline=deadline, **kwargs)
+
+    monkeypatch.setattr(dq, "time", FakeTime)
+    monkeypatch.setattr(dq, "true_answers", slow_true)
+    monkeypatch.setattr(dq, "best_response", spy)
+    res = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(3))
+    # the clock stands still in the rounds, so round t may use all that is left over the rounds to go
+    assert shares == [pytest.approx(100.0 / (4 - t)) for t in range(4)]  # 25, 33.3, 50, 100 (before: all 0)
+    solver = res.report["algorithm"]["details"]["solver"]
+    assert solver["time_budget"] == 100.0 and solver["budget_governs"].startswith("wall clock")
+    assert "counted from the end of the evaluation of the true answers" in solver["budget_governs"]

@@ -286,3 +286,33 @@ def test_every_model_kind_survives_the_file(algorithm, kind, tiny_raw_config, ti
     assert back.sha256 == result.report["model"]["sha256"]
     assert back.sample(3000, rng=np.random.default_rng(1)).equals(result.model.sample(3000, rng=np.random.default_rng(1)))
 
+
+
+@pytest.mark.parametrize(("privacy", "mode"), [
+    ({"epsilon": 1.0, "neighbouring": "add-remove", "n": {"epsilon": 0.2}}, "noisy"),
+    ({"epsilon": 1.0, "neighbouring": "add-remove", "n": "public"}, "public"),
+    ({"epsilon": 1.0, "neighbouring": "replace-one"}, "public"),
+])
+def test_the_model_file_states_the_guarantee_of_its_release(privacy, mode, tiny_raw_config, tiny_table):
+    """The model file's own guarantee statement, read back from its bytes: config.json says whether n was
+    public (and the ε of its noisy count when not), release.json's privacy section is the report's, and the
+    reloaded config has the same n.  A model that says "n public" for a release with n private overstates
+    what is public (issue 24: no test read it)."""
+    raw = {**tiny_raw_config, "privacy": privacy}
+    cfg = parse_config(raw)
+    result = dpsynth.release(tiny_table, cfg, rng=np.random.default_rng(3))
+    data = result.model.to_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        config_doc = json.loads(zf.read("config.json"))
+        release_doc = json.loads(zf.read("release.json"))
+    n_doc = config_doc["privacy"]["n"]
+    assert n_doc == ("public" if mode == "public" else {"epsilon": 0.2})
+    assert config_doc["privacy"]["neighbouring"] == privacy["neighbouring"]
+    assert release_doc["privacy"] == result.report["privacy"]
+    assert release_doc["privacy"]["n"]["mode"] == mode
+    statement = release_doc["privacy"]["n"]["statement"]
+    assert statement.startswith("n is private") if mode == "noisy" else "public" in statement
+    back = model_from_bytes(data)
+    assert back.config.privacy.n_public == cfg.privacy.n_public == (mode == "public")
+    assert back.config.privacy.n_epsilon == cfg.privacy.n_epsilon
+    assert back.privacy == result.report["privacy"]

@@ -32,7 +32,8 @@ T_ACC = ["tests/privacy/test_accountant.py", "tests/privacy/test_guarantee.py"]
 T_REPLAY = ["tests/privacy/test_replay.py"]
 T_LEDGER = ["tests/privacy/test_ledger_exact.py"]
 EXACT = "dpsynth/privacy/exact.py"
-T_EXACT = ["tests/privacy/test_exact.py"]
+T_EXACT = ["tests/privacy/test_exact.py", "tests/privacy/test_exact_bits.py"]
+T_BITS = ["tests/privacy/test_exact_bits.py"]
 
 MUTANTS: list[dict] = [
     # ------------------------------------------------------------------ mechanisms
@@ -132,6 +133,32 @@ MUTANTS: list[dict] = [
          why="the numpy fast path accepts proposals whose float bound is unusable (huge or infinite γ)",
          old="        fast = bounded[r[some, 0], props[some, first]]\n",
          new="        fast = np.ones(some.size, dtype=bool)\n", tests=T_EXACT),
+    # bit-level: a bias of 2⁻²⁰ or 1/720 that no statistical test sees (tests/privacy/test_exact_bits.py)
+    dict(id="exact-unit-ak-le", file=EXACT, why="A_k = [U < p] tested as U ≤ p: Bernoulli((p + 1)/(q·k)), not γ/k",
+         old="    while uniform_below(q * k, rng) < p:  # A_k ~ Bernoulli(γ/k)\n",
+         new="    while uniform_below(q * k, rng) <= p:  # A_k ~ Bernoulli(γ/k)\n", tests=T_BITS),
+    dict(id="exact-dyadic-ak-le", file=EXACT, why="vectorized A_k tested as U ≤ x: γ + 2⁻²⁰ instead of γ",
+         old="        live = live[rng.integers(0, k << _FRAC_BITS, size=live.size) < x[live]]\n",
+         new="        live = live[rng.integers(0, k << _FRAC_BITS, size=live.size) <= x[live]]\n", tests=T_BITS),
+    dict(id="exact-remainder-ak-le", file=EXACT, why="the slow path's later A_k tested as U ≤ numerator",
+         old="    while uniform_below(rest.denominator * k, rng) < rest.numerator:\n",
+         new="    while uniform_below(rest.denominator * k, rng) <= rest.numerator:\n", tests=T_BITS),
+    dict(id="exact-remainder-first-step-le", file=EXACT,
+         why="the first step's last fraction of a 2⁻⁶⁴ interval tested as U ≤ numerator",
+         old="        first = uniform_below(frac.denominator, rng) < frac.numerator\n",
+         new="        first = uniform_below(frac.denominator, rng) <= frac.numerator\n", tests=T_BITS),
+    dict(id="exact-fast-top-2-40", file=EXACT,
+         why="numpy fast path accepts 64 bits above 2⁴⁰ + …: below the remainder bound 2⁴⁴ + …, a ~10⁻⁷ bias",
+         old="_FAST_TOP = 1 << 45", new="_FAST_TOP = 1 << 40", tests=T_BITS),
+    dict(id="exact-e1-table-from-1", file=EXACT,
+         why="exp(−1) table index drawn from [1, 720): K > 6 never starts, P(odd) off by about 0.2 %",
+         old="    u = rng.integers(0, 720, size=size)\n", new="    u = rng.integers(1, 720, size=size)\n",
+         tests=T_BITS),
+    dict(id="modelfile-n-always-public", file="dpsynth/modelfile.py",
+         why="the model file's config says n public for a release that kept n private (noisy count)",
+         old='                    "n": "public" if p.n_public else {"epsilon": p.n_epsilon}},\n',
+         new='                    "n": "public"},\n',
+         tests=["tests/models/test_modelfile.py::test_the_model_file_states_the_guarantee_of_its_release"]),
     dict(id="em-rho-too-small", file=MECH, why="exponential mechanism's zCDP cost recorded as ε²/16 (not ε²/8)",
          old="            rho=epsilon**2 / 8.0,\n",
          new="            rho=epsilon**2 / 16.0,\n",
