@@ -72,6 +72,7 @@ except (ImportError, AttributeError):  # another typer: its own (multi-line) ren
     pass
 
 INTERNAL_ERROR = 70
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a Unix tool's shell status is when its reader went away
 
 
 def _stderr(quiet: bool = False) -> Console:
@@ -80,6 +81,10 @@ def _stderr(quiet: bool = False) -> Console:
 
 def fail(message: str, code: int) -> None:
     """Print one line to stderr and exit with ``code``."""
+    try:
+        sys.stdout.flush()  # what the command printed before failing (a closed pipe: the error matters more)
+    except BrokenPipeError:
+        _silence_stdout()
     sys.stderr.write(f"dpsynth: error: {message}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
@@ -93,19 +98,40 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of what is still buffered
+    does not fail again on a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (e.g. a test runner's buffer)
+        pass
+
+
+def _closed_pipe() -> None:
+    """The reader of stdout went away (``| head``): stop quietly with status 141, as ``yes | head`` does."""
+    _silence_stdout()
+    raise typer.Exit(CLOSED_PIPE)
+
+
 def handle_errors(func):
-    """Turn library errors into one-line messages with their exit codes (130 Ctrl-C, 143 SIGTERM)."""
+    """Turn library errors into one-line messages with their exit codes (130 Ctrl-C, 141 closed pipe, 143 SIGTERM)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is then handled below
+            return result
         except typer.Exit:
             raise
         except DpsynthError as exc:
             fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            _closed_pipe()
         except KeyboardInterrupt:
             fail("interrupted; no output was written", 130)
         except Terminated:

@@ -1,0 +1,144 @@
+"""Issue 26: batch jobs and packaging (closed pipes, streamed stdout, JSON logs, memory limits, ...)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from dpsynth.cli import app
+from tests.helpers import ROOT
+
+CONFIG = {
+    "schema": {"columns": {f"a{i}": {"type": "categorical", "categories": [0, 1]} for i in range(6)}},
+    "privacy": {"epsilon": 1.0},
+    "algorithm": {"name": "laplace"},
+    "workload": {"marginals": {"k": 2}},
+}
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory) -> Path:
+    """One seeded release with --model of a small table, shared by the tests (read-only)."""
+    d = tmp_path_factory.mktemp("batch")
+    cfg = dict(CONFIG, output={"rows": 200_000})
+    (d / "cfg.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    pd.read_csv(ROOT / "sample_data" / "nltcs.csv", nrows=500)[list(CONFIG["schema"]["columns"])].to_csv(
+        d / "in.csv", index=False)
+    res = CliRunner().invoke(app, ["release", "-c", str(d / "cfg.yaml"), "-i", str(d / "in.csv"),
+                                   "-o", str(d / "out.csv"), "--model", str(d / "m.dpm"), "--seed", "1", "--silent"])
+    assert res.exit_code == 0, res.stderr
+    return d
+
+
+def _dpsynth(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dpsynth", *map(str, args)]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+# ---------------------------------------------------------------- item 1: a closed pipe
+@pytest.mark.parametrize("command", ["sample", "release"])
+def test_a_closed_pipe_exits_quietly_with_141(release_dir, tmp_path, command):
+    """`dpsynth sample -o - | head -2`: the reader leaves after two lines; 200,000 rows (6 MB) do not fit in
+    the pipe's buffer, so the writer meets the closed pipe: status 141 (128 + SIGPIPE), nothing on stderr."""
+    d = release_dir
+    args = {"sample": ("sample", "-m", d / "m.dpm", "-n", 200_000, "-o", "-", "-r", tmp_path / "s.json", "-q"),
+            "release": ("release", "-c", d / "cfg.yaml", "-i", d / "in.csv", "-o", "-", "-r", tmp_path / "r.json",
+                        "-q")}[command]
+    with subprocess.Popen(_dpsynth(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+                          cwd=tmp_path) as proc:
+        head = [proc.stdout.readline() for _ in range(2)]
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        assert proc.wait(timeout=600) == 141
+    assert head[0] == b"a0,a1,a2,a3,a4,a5\n" and len(head[1].split(b",")) == 6
+    assert stderr == b""
+
+
+def test_a_closed_pipe_after_a_small_output_is_quiet(release_dir, tmp_path):
+    """`dpsynth report show R` into a pipe whose reader is gone before it starts: the output is small and
+    buffered, so the closed pipe shows at the final flush, not at exit: 141, nothing on stderr."""
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the command starts: the first flush meets a closed pipe
+    proc = subprocess.run(_dpsynth("report", "show", release_dir / "out.csv.report.json"), stdout=w,
+                          stderr=subprocess.PIPE, env=_env(), cwd=tmp_path, check=False)
+    os.close(w)
+    assert proc.returncode == 141
+    assert proc.stderr == b""
+
+
+def test_broken_pipe_in_process_is_141_without_a_message(release_dir, tmp_path, monkeypatch):
+    from dpsynth.cli import _common
+
+    def closed(*a, **k):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("dpsynth.data.io.OutputSet.commit", closed)
+    res = CliRunner().invoke(app, ["sample", "-m", str(release_dir / "m.dpm"), "-n", "10", "-o", "-",
+                                   "-r", str(tmp_path / "s.json")])
+    assert res.exit_code == _common.CLOSED_PIPE == 141
+    assert res.stderr == ""
+
+
+# ---------------------------------------------------------------- item 2: -o - streams
+class _Chunk:
+    def __init__(self, df: pd.DataFrame):
+        self.df = df
+
+    def to_pandas(self) -> pd.DataFrame:
+        return self.df
+
+    def to_arrow(self):
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(self.df, preserve_index=False)
+
+
+def test_stdout_is_streamed_chunk_by_chunk_after_the_files(tmp_path, monkeypatch):
+    """The first rows are on stdout before the last chunk is even produced, and the report file is
+    already in place when the first chunk is asked for; no temporary file is created for stdout."""
+    import tempfile
+
+    from dpsynth.data.io import OutputSet
+
+    class Out:
+        buffer = io.BytesIO()
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Out())
+
+    def no_temp(*a, **k):
+        raise AssertionError("stdout went through a temporary file")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_temp)
+    seen: list[int] = []
+    report = tmp_path / "r.json"
+
+    def chunks(n=12):
+        for i in range(n):
+            seen.append(Out.buffer.getbuffer().nbytes)
+            if i == 0:
+                assert report.is_file()
+            yield _Chunk(pd.DataFrame({"x": [i] * 3, "y": ["a", "b", "c"]}))
+
+    with OutputSet() as out:
+        out.add_table_chunks("-", chunks())
+        out.add_bytes(report, b"{}\n")
+        assert seen == []  # nothing sampled before commit: the files come first
+        out.commit()
+    text = Out.buffer.getvalue().decode()
+    assert text.splitlines()[:2] == ["x,y", "0,a"] and len(text.splitlines()) == 1 + 12 * 3
+    # prefetch runs at most 2 chunks ahead (plus one in hand): when the 12th chunk is produced, >= 8 are out
+    assert seen[-1] >= len("x,y\n") + 8 * len("0,a\n0,b\n0,c\n")
