@@ -15,6 +15,7 @@ from dpsynth.cli._common import (
     app,
     check_log_format,
     check_seed,
+    emit,
     handle_errors,
     input_options,
     make_rng,
@@ -103,14 +104,20 @@ def evaluate(
             out.add_bytes(plot, evaluation_plot(result, fmt=plot_fmt, title=_plot_title(synthetic, cfg)))
         out.commit()
     screen = Console(stderr=json_out == "-", highlight=False, width=max(100, Console().width))
-    if json_out == "-":
+    timings = {"read": t_read - t0, "evaluate": t_eval - t_read, "write": time.perf_counter() - t_eval}
+    if log_format == "json" and json_out == "-":  # stderr holds JSON lines only; the numbers are on stdout
+        emit(stderr_console(), "notice", message=NOT_PRIVATE)
+    elif json_out == "-":
         sys.stderr.write(f"dpsynth: {NOT_PRIVATE}\n")
     else:
         typer.echo(NOT_PRIVATE)
-    if json_out != "-" or not quiet:
+    if json_out != "-" or not (quiet or log_format == "json"):
         for table in summary_tables(result):
             screen.print(table)
-    console.print(f"time (s): read {t_read - t0:.2f}, evaluate {t_eval - t_read:.2f}, write {time.perf_counter() - t_eval:.2f}")
+    if log_format == "json":
+        emit(console, "summary", command="evaluate", time_s={k: round(v, 3) for k, v in timings.items()})
+    else:
+        console.print("time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
 
 
 def _released_answers(synthetic: str, cfg) -> list | None:

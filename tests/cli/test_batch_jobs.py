@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -142,3 +143,75 @@ def test_stdout_is_streamed_chunk_by_chunk_after_the_files(tmp_path, monkeypatch
     assert text.splitlines()[:2] == ["x,y", "0,a"] and len(text.splitlines()) == 1 + 12 * 3
     # prefetch runs at most 2 chunks ahead (plus one in hand): when the 12th chunk is produced, >= 8 are out
     assert seen[-1] >= len("x,y\n") + 8 * len("0,a\n0,b\n0,c\n")
+
+
+# ---------------------------------------------------------------- item 3: --log-format json
+def _json_lines(stderr: str) -> list[dict]:
+    lines = stderr.splitlines()
+    assert lines, "nothing on stderr"
+    return [json.loads(line) for line in lines]  # every line one JSON object, or this raises
+
+
+def test_release_json_log_every_stderr_line_is_json_and_the_summary_is_last(release_dir, tmp_path):
+    d = release_dir
+    res = CliRunner().invoke(app, ["release", "-c", str(d / "cfg.yaml"), "-i", str(d / "in.csv"),
+                                   "-o", str(tmp_path / "o.csv"), "--seed", "1", "--log-format", "json"])
+    assert res.exit_code == 0, res.stderr
+    events = _json_lines(res.stderr)
+    kinds = [e["event"] for e in events]
+    assert kinds[-1] == "summary" and kinds.count("summary") == 1
+    assert set(kinds) == {"progress", "warning", "summary"}
+    summary = events[-1]
+    report = json.loads((tmp_path / "o.csv.report.json").read_text())
+    assert summary["command"] == "release" and summary["algorithm"] == "laplace"
+    assert summary["epsilon_spent"] == report["privacy"]["epsilon_spent"] and summary["rows"] == 200_000
+    assert summary["warnings"] == len(report["warnings"]) == kinds.count("warning") >= 1  # the fixed seed
+    assert [e["message"] for e in events if e["event"] == "warning"] == report["warnings"]
+    last = {e["stage"]: e for e in events if e["event"] == "progress"}
+    assert all(e["done"] == e["total"] and e["eta_s"] == 0.0 for e in last.values())
+
+
+def test_release_json_log_errors_are_json_too(release_dir, tmp_path):
+    d = release_dir
+    (tmp_path / "o.csv").write_text("x\n")
+    res = CliRunner().invoke(app, ["release", "-c", str(d / "cfg.yaml"), "-i", str(d / "in.csv"),
+                                   "-o", str(tmp_path / "o.csv"), "--log-format", "json"])
+    assert res.exit_code == 73
+    assert _json_lines(res.stderr) == [{"event": "error", "exit_code": 73,
+                                        "message": f"output exists: {tmp_path / 'o.csv'} (use --force to overwrite)"}]
+    # the next command in the same process is back to text
+    res = CliRunner().invoke(app, ["release", "-c", str(d / "cfg.yaml"), "-i", str(d / "in.csv"),
+                                   "-o", str(tmp_path / "o.csv")])
+    assert res.stderr == f"dpsynth: error: output exists: {tmp_path / 'o.csv'} (use --force to overwrite)\n"
+
+
+def test_evaluate_json_log_is_json_only(release_dir, tmp_path):
+    d = release_dir
+    res = CliRunner().invoke(app, ["evaluate", "-c", str(d / "cfg.yaml"), "--real", str(d / "in.csv"),
+                                   "--synthetic", str(d / "out.csv"), "--k", "1", "--json", "-", "--seed", "1",
+                                   "--log-format", "json"])
+    assert res.exit_code == 0, res.stderr
+    events = _json_lines(res.stderr)
+    notices = [e["message"] for e in events if e["event"] == "notice"]
+    assert len(notices) == 1 and notices[0].startswith("NOT PRIVATE: "), events
+    assert events[-1]["event"] == "summary" and events[-1]["command"] == "evaluate"
+    json.loads(res.stdout)
+
+
+def test_progress_that_ends_short_of_its_total_gets_a_final_line():
+    """MWEM may stop before its nominal rounds: the stage's last line says where it ended, ETA 0."""
+    from rich.console import Console
+
+    from dpsynth.cli._common import Bar
+
+    buf = io.StringIO()
+    clock = type("C", (), {"t": 0.0, "__call__": lambda self: self.t})()
+    with Bar(Console(file=buf, force_terminal=False), enabled=True, log_format="json", clock=clock) as bar:
+        bar("mwem", 1, 10)
+        clock.t = 3.0
+        bar("mwem", 4, 10)  # within the 10 s interval: no line
+    lines = [json.loads(x) for x in buf.getvalue().splitlines()]
+    assert lines == [
+        {"event": "progress", "stage": "mwem", "done": 1, "total": 10, "elapsed_s": 0.0, "eta_s": None},
+        {"event": "progress", "stage": "mwem", "done": 4, "total": 10, "elapsed_s": 3.0, "eta_s": 0.0},
+    ]
