@@ -79,7 +79,7 @@ class Config:
     max_cells: int = DEFAULT_MAX_CELLS
     discover: Any = None  # a data.discover.DiscoverSpec when the schema is learned at release time
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
-    max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
+    max_memory: int | None = None  # bytes; None: a fraction of the smallest of RAM, RLIMIT_AS, cgroup (dpsynth.plan)
     strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
     schema_spend: Mapping[str, Any] | None = None  # schema.discovery: what a private discovery spent on the schema
 

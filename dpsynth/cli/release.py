@@ -46,7 +46,7 @@ def release(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr; warnings and notices still go there.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="Nothing on stderr but errors (not even warnings; they stay in the report).")] = False,
     max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
-    max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the RAM). See dpsynth plan.")] = None,
+    max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the smallest of RAM, ulimit -v and the cgroup limit). See dpsynth plan.")] = None,
     non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", hidden=True, help="Moved to: dpsynth oracle.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,

@@ -215,3 +215,72 @@ def test_progress_that_ends_short_of_its_total_gets_a_final_line():
         {"event": "progress", "stage": "mwem", "done": 1, "total": 10, "elapsed_s": 0.0, "eta_s": None},
         {"event": "progress", "stage": "mwem", "done": 4, "total": 10, "elapsed_s": 3.0, "eta_s": 0.0},
     ]
+
+
+# ---------------------------------------------------------------- item 4: the memory guard's limit
+def _adult_k(tmp_path: Path, k: int) -> Path:
+    raw = yaml.safe_load((ROOT / "configs" / "adult.yaml").read_text())
+    raw["workload"] = {"marginals": {"k": k}}
+    p = tmp_path / f"adult-k{k}.yaml"
+    p.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return p
+
+
+GB = 1 << 30
+
+
+@pytest.mark.parametrize(("rlimit", "cgroup", "source"), [
+    (None, None, "default: 50% of this machine's 64.0 GB RAM"),
+    (6 * GB, None, ("default: 50% of the address-space limit RLIMIT_AS (ulimit -v), 6.0 GB, below this machine's "
+                   "64.0 GB RAM")),
+    (6 * GB, (3 * GB, "/sys/fs/cgroup/memory.max"),
+     "default: 50% of the cgroup memory limit (/sys/fs/cgroup/memory.max), 3.0 GB, below this machine's 64.0 GB RAM"),
+    (None, (80 * GB, "/sys/fs/cgroup/memory/memory.limit_in_bytes"), "default: 50% of this machine's 64.0 GB RAM"),
+])
+def test_the_smallest_memory_limit_governs_and_is_named(tmp_path, monkeypatch, rlimit, cgroup, source):
+    from dpsynth.plan import machine
+
+    monkeypatch.setattr(machine, "machine_memory", lambda: 64 * GB)
+    monkeypatch.setattr(machine, "address_space_limit", lambda: rlimit)
+    monkeypatch.setattr(machine, "cgroup_memory_limit", lambda: cgroup)
+    res = CliRunner().invoke(app, ["plan", "-c", str(_adult_k(tmp_path, 4)), "--rows", "32561"])
+    assert res.exit_code == 0, res.stderr
+    limit = min(64 * GB, rlimit or 64 * GB, (cgroup or (64 * GB,))[0]) / 2 / GB
+    assert f"(limit {limit:.1f} GB, {source})" in res.stdout
+    assert limit > 1  # a k = 4 workload on Adult is predicted at about 0.5 GB: these cases pass
+    monkeypatch.setattr(machine, "address_space_limit", lambda: 768 << 20)  # 384 MB: release refuses, naming it
+    res = CliRunner().invoke(app, ["release", "-c", str(_adult_k(tmp_path, 4)), "-i", str(ROOT / "sample_data" /
+                                   "adult.csv"), "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 64
+    assert res.stderr.endswith(" more than the limit of 384.0 MB (default: 50% of the address-space limit RLIMIT_AS "
+                               "(ulimit -v), 768.0 MB, below this machine's 64.0 GB RAM); reduce the workload or raise "
+                               "limits.max_memory in the config or --max-memory (see dpsynth plan)\n"), res.stderr
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"v2": "max\n"}, None),
+    ({"v2": "2147483648\n"}, (2147483648, "v2")),
+    ({"v1": "9223372036854771712\n"}, None),  # v1's "no limit"
+    ({"v1": "1073741824\n"}, (1073741824, "v1")),
+    ({}, None),
+])
+def test_cgroup_limit_reader(tmp_path, files, expected):
+    from dpsynth.plan.machine import cgroup_memory_limit
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    found = cgroup_memory_limit((str(tmp_path / "v2"), str(tmp_path / "v1")))
+    assert found == (None if expected is None else (expected[0], str(tmp_path / expected[1])))
+
+
+def test_release_under_ulimit_v_refuses_and_names_rlimit_as(tmp_path):
+    """A real `ulimit -v 800000` (KiB): the guard's limit is half of it; a k = 4 Adult release (0.5 GB
+    predicted) is refused before any data is read, where it used to pass and die of MemoryError (exit 70)."""
+    cmd = " ".join(["ulimit -v 800000 &&", *_dpsynth("release", "-c", _adult_k(tmp_path, 4), "-i",
+                                                      ROOT / "sample_data" / "adult.csv", "-o", tmp_path / "o.csv")])
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                          check=False, timeout=600)
+    assert proc.returncode == 64, proc.stderr
+    assert "more than the limit of 390.6 MB (default: 50% of the address-space limit RLIMIT_AS (ulimit -v), " \
+           "781.2 MB, below this machine's " in proc.stderr
+    assert not (tmp_path / "o.csv").exists()
