@@ -53,7 +53,7 @@ def evaluate(
     from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
     from dpsynth.nonprivate.evaluate import NOT_PRIVATE, EvalOptions, summary_tables
     from dpsynth.nonprivate.evaluate import evaluate as run_evaluate
-    from dpsynth.nonprivate.plot import evaluation_plot, plot_format
+    from dpsynth.nonprivate.plot import evaluation_plot, plot_available, plot_format
 
     check_seed(seed)
     check_log_format(log_format)
@@ -79,6 +79,11 @@ def evaluate(
             plot_fmt = plot_format(plot)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if not plot_available():
+            from dpsynth.errors import UnavailableError
+
+            raise UnavailableError("--plot needs matplotlib, which is not installed: pip install 'dpsynth[plot]' "
+                              "(or drop --plot)")
     if json_out and plot and json_out == plot:
         raise UsageError("--json and --plot must be different paths")
     for path in (json_out, plot):

@@ -284,3 +284,27 @@ def test_release_under_ulimit_v_refuses_and_names_rlimit_as(tmp_path):
     assert "more than the limit of 390.6 MB (default: 50% of the address-space limit RLIMIT_AS (ulimit -v), " \
            "781.2 MB, below this machine's " in proc.stderr
     assert not (tmp_path / "o.csv").exists()
+
+
+# ---------------------------------------------------------------- item 5: an install without extras
+def test_evaluate_plot_without_matplotlib_says_how_to_install_it(release_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr("dpsynth.nonprivate.plot.plot_available", lambda: False)
+    d = release_dir
+    res = CliRunner().invoke(app, ["evaluate", "-c", str(d / "cfg.yaml"), "--real", str(d / "in.csv"),
+                                   "--synthetic", str(d / "out.csv"), "--plot", str(tmp_path / "p.png")])
+    assert res.exit_code == 69
+    assert res.stderr == ("dpsynth: error: --plot needs matplotlib, which is not installed: "
+                          "pip install 'dpsynth[plot]' (or drop --plot)\n")
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_runtime_dependencies_cover_what_report_show_and_the_commands_import():
+    """jsonschema is a runtime dependency (report show validates); matplotlib is the 'plot' extra, in dev too."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = {r.split(">")[0].split("<")[0].split("=")[0].strip() for r in project["dependencies"]}
+    extras = project["optional-dependencies"]
+    assert "jsonschema" in runtime and "matplotlib" not in runtime
+    assert extras["plot"] == ["matplotlib>=3.8"] and "matplotlib>=3.8" in extras["dev"]
+    assert "bash tools/smoke_no_extras.sh" in (ROOT / ".ci" / "run").read_text()
