@@ -308,3 +308,35 @@ def test_runtime_dependencies_cover_what_report_show_and_the_commands_import():
     assert "jsonschema" in runtime and "matplotlib" not in runtime
     assert extras["plot"] == ["matplotlib>=3.8"] and "matplotlib>=3.8" in extras["dev"]
     assert "bash tools/smoke_no_extras.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+# ---------------------------------------------------------------- item 6: schema draft --delimiter/--encoding
+def _adult_head(tmp_path: Path, name: str, sep: str, encoding: str = "utf-8") -> Path:
+    df = pd.read_csv(ROOT / "sample_data" / "adult.csv", nrows=200, dtype=str)
+    p = tmp_path / name
+    df.to_csv(p, sep=sep, index=False, encoding=encoding)
+    return p
+
+
+@pytest.mark.parametrize(("sep", "shown"), [(";", ";"), ("\t", "\\t")])
+def test_schema_draft_names_the_delimiter_instead_of_drafting_raw_rows(tmp_path, sep, shown):
+    src = _adult_head(tmp_path, "a.csv", sep)
+    res = CliRunner().invoke(app, ["schema", "draft", str(src)])
+    assert res.exit_code == 65 and res.stdout == ""
+    assert res.stderr.splitlines()[-1] == (f"dpsynth: error: {src}: the header looks '{shown}'-separated (one column "
+                                           f"was read): pass --delimiter '{shown}'")
+    res = CliRunner().invoke(app, ["schema", "draft", str(src), "--delimiter", shown])
+    assert res.exit_code == 0, res.stderr
+    assert "sex" in yaml.safe_load(res.stdout)["schema"]["columns"]
+
+
+def test_schema_draft_takes_the_encoding_it_suggests(tmp_path):
+    src = tmp_path / "l.csv"
+    src.write_bytes("town,n\nK\xf6ln,1\nBonn,2\n".encode("latin-1"))
+    res = CliRunner().invoke(app, ["schema", "draft", str(src)])
+    assert res.exit_code == 65
+    assert res.stderr.splitlines()[-1] == (f"dpsynth: error: {src}: the input is not valid UTF-8 (first bad byte at "
+                                           "offset 8); if it is in another encoding, pass --encoding (e.g. latin-1)")
+    res = CliRunner().invoke(app, ["schema", "draft", str(src), "--encoding", "latin-1"])
+    assert res.exit_code == 0, res.stderr
+    assert yaml.safe_load(res.stdout)["schema"]["columns"]["town"]["categories"] == ["Bonn", "K\xf6ln"]
