@@ -340,3 +340,19 @@ def test_schema_draft_takes_the_encoding_it_suggests(tmp_path):
     res = CliRunner().invoke(app, ["schema", "draft", str(src), "--encoding", "latin-1"])
     assert res.exit_code == 0, res.stderr
     assert yaml.safe_load(res.stdout)["schema"]["columns"]["town"]["categories"] == ["Bonn", "K\xf6ln"]
+
+
+# ---------------------------------------------------------------- item 7: a large epsilon is nominal
+@pytest.mark.parametrize(("epsilon", "warned"), [(10, False), (100, True)])
+def test_a_large_epsilon_warns_on_stderr_and_in_the_report(release_dir, tmp_path, epsilon, warned):
+    cfg = dict(CONFIG, privacy={"epsilon": epsilon})
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = CliRunner().invoke(app, ["release", "-c", str(tmp_path / "c.yaml"), "-i", str(release_dir / "in.csv"),
+                                   "-o", str(tmp_path / "o.csv"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    message = (f"privacy.epsilon is {epsilon}, above 10: the guarantee is then nominal (one row may change the "
+               f"probability of any output by a factor up to e^{epsilon}); see docs/privacy.md, 'A large epsilon'")
+    report = json.loads((tmp_path / "o.csv.report.json").read_text())
+    assert (message in report["warnings"]) is warned
+    assert (f"warning: {message}\n" in res.stderr) is warned
+    assert ("nominal" in res.stderr) is warned
