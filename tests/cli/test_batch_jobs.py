@@ -356,3 +356,34 @@ def test_a_large_epsilon_warns_on_stderr_and_in_the_report(release_dir, tmp_path
     assert (message in report["warnings"]) is warned
     assert (f"warning: {message}\n" in res.stderr) is warned
     assert ("nominal" in res.stderr) is warned
+
+
+# ---------------------------------------------------------------- item 8: check counts what 'other' folds away
+def test_check_counts_per_column_what_unknown_other_folds_away(tmp_path):
+    df = pd.DataFrame({"age": [15, 20, 33, 61, 70, 40], "hours": [0.5, 10.0, 99.0, 20.0, 30.0, 40.0],
+                       "kids": [0, 1, 2.5, 9, 1, 1], "race": ["White", "Black", "Other", "Asian", "White", "White"]})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    columns = {"age": {"type": "integer", "lower": 20, "upper": 60},
+               "hours": {"type": "numeric", "edges": [1, 40, 60]},
+               "kids": {"type": "integer", "lower": 0, "upper": 5},
+               "race": {"type": "categorical", "categories": ["White", "Black"]}}
+    for unknown in ("other", "error"):
+        cfg = {"schema": {"columns": columns, "unknown": unknown}, "privacy": {"epsilon": 1.0},
+               "algorithm": {"name": "laplace"}, "workload": {"marginals": {"k": 1}}}
+        (tmp_path / f"{unknown}.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = CliRunner().invoke(app, ["check", "-c", str(tmp_path / "other.yaml"), "-i", str(tmp_path / "in.csv")])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == (
+        "6 data rows checked against the schema\n"
+        "no problems: every row fits the schema\n"
+        "folded away by a release (schema.unknown: other), per column:\n"
+        "  age: 3 value(s) outside the declared range [20, 60] (or not finite), clamped to it\n"
+        "  hours: 2 value(s) outside the declared range [1, 60] (or not finite), clamped to it\n"
+        "  kids: 1 value(s) fractional, rounded to the nearest integer\n"
+        "  kids: 1 value(s) outside the declared range [0, 5] (or not finite), clamped to it\n"
+        "  race: 2 value(s) outside the declared categories, folded into the extra category\n"
+    )
+    # under unknown: error the same values are problems (exit 65), and nothing is 'folded'
+    res = CliRunner().invoke(app, ["check", "-c", str(tmp_path / "error.yaml"), "-i", str(tmp_path / "in.csv")])
+    assert res.exit_code == 65 and "folded" not in res.stdout
+    assert "race: value outside the declared categories: 2 row(s): 3, 4" in res.stdout
