@@ -31,9 +31,11 @@ from dpsynth.workload.spec import KEYS, Workload, parse_workload
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
+    "NOMINAL_EPSILON",
     "Config",
     "OutputConfig",
     "PrivacyConfig",
+    "large_epsilon_warning",
     "load_config",
     "params_from_mapping",
     "parse_bytes",
@@ -41,6 +43,20 @@ __all__ = [
     "with_discovered_schema",
     "zero_config",
 ]
+
+NOMINAL_EPSILON = 10.0
+"""Above this ``privacy.epsilon`` the guarantee is nominal (e^10 ≈ 22,000: one row may change the odds of any
+outcome 22,000-fold); a release warns (stderr and the report's warnings).  docs/privacy.md, "A large epsilon"."""
+
+
+def large_epsilon_warning(epsilon: float) -> str | None:
+    """The warning for a budget above :data:`NOMINAL_EPSILON`, or None."""
+    if epsilon <= NOMINAL_EPSILON:
+        return None
+    return (f"privacy.epsilon is {epsilon:g}, above {NOMINAL_EPSILON:g}: the guarantee is then nominal (one row may "
+            f"change the probability of any output by a factor up to e^{epsilon:g}); see docs/privacy.md, "
+            "'A large epsilon'")
+
 
 DEFAULT_MAX_CELLS = 10_000_000
 """Largest marginal (in cells) a release may materialise unless --max-cells says otherwise."""
@@ -79,7 +95,7 @@ class Config:
     max_cells: int = DEFAULT_MAX_CELLS
     discover: Any = None  # a data.discover.DiscoverSpec when the schema is learned at release time
     raw: Mapping[str, Any] | None = None  # the document, kept to build the release config after discovery
-    max_memory: int | None = None  # bytes; None: a fraction of the machine's RAM (dpsynth.plan)
+    max_memory: int | None = None  # bytes; None: a fraction of the smallest of RAM, RLIMIT_AS, cgroup (dpsynth.plan)
     strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
     schema_spend: Mapping[str, Any] | None = None  # schema.discovery: what a private discovery spent on the schema
 

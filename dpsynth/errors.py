@@ -12,7 +12,7 @@ exit code   meaning
 64          bad configuration or schema
 65          bad input data
 66          input file missing
-69          a counts engine is unavailable (e.g. PySpark or Java missing)
+69          an optional part is unavailable: a counts engine (PySpark or Java missing), an extra (matplotlib)
 70          internal error (a bug; no traceback, see cli.py)
 73          output cannot be created
 ==========  ====================================================
@@ -28,6 +28,7 @@ __all__ = [
     "EngineError",
     "InputMissingError",
     "OutputError",
+    "UnavailableError",
     "UsageError",
 ]
 
@@ -68,10 +69,14 @@ class InputMissingError(DpsynthError):
     exit_code = 66
 
 
-class EngineError(DpsynthError):
-    """A counts engine cannot run (PySpark or Java missing, Spark failed to start)."""
+class UnavailableError(DpsynthError):
+    """An optional part is not installed or cannot run (an extra of the package, a counts engine)."""
 
     exit_code = 69
+
+
+class EngineError(UnavailableError):
+    """A counts engine cannot run (PySpark or Java missing, Spark failed to start)."""
 
 
 class OutputError(DpsynthError):

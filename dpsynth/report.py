@@ -15,7 +15,7 @@ from typing import Any
 
 from dpsynth._version import __version__
 from dpsynth.algorithms import get_algorithm
-from dpsynth.config import Config
+from dpsynth.config import Config, large_epsilon_warning
 from dpsynth.params import params_to_mapping
 from dpsynth.privacy.accountant import Ledger, exact_sum
 
@@ -120,6 +120,9 @@ def build_report(
     ledger_dict = ledger.to_dict()
     names = config.domain.names
     warnings = list(warnings)
+    large = large_epsilon_warning(config.privacy.epsilon)
+    if large is not None:
+        warnings.insert(0, large)
     if seeded:
         warnings.insert(
             0,

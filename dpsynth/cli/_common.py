@@ -72,15 +72,30 @@ except (ImportError, AttributeError):  # another typer: its own (multi-line) ren
     pass
 
 INTERNAL_ERROR = 70
+CLOSED_PIPE = 141  # 128 + SIGPIPE: what a Unix tool's shell status is when its reader went away
 
 
 def _stderr(quiet: bool = False) -> Console:
     return Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
 
 
+class _LogState(threading.local):
+    json = False  # set by check_log_format (--log-format json): errors too become JSON lines
+
+
+_LOG = _LogState()
+
+
 def fail(message: str, code: int) -> None:
-    """Print one line to stderr and exit with ``code``."""
-    sys.stderr.write(f"dpsynth: error: {message}\n")
+    """Print one line to stderr (a JSON object under --log-format json) and exit with ``code``."""
+    try:
+        sys.stdout.flush()  # what the command printed before failing (a closed pipe: the error matters more)
+    except BrokenPipeError:
+        _silence_stdout()
+    if _LOG.json:
+        sys.stderr.write(json.dumps({"event": "error", "exit_code": code, "message": message}) + "\n")
+    else:
+        sys.stderr.write(f"dpsynth: error: {message}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
 
@@ -93,19 +108,41 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of what is still buffered
+    does not fail again on a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (e.g. a test runner's buffer)
+        pass
+
+
+def _closed_pipe() -> None:
+    """The reader of stdout went away (``| head``): stop quietly with status 141, as ``yes | head`` does."""
+    _silence_stdout()
+    raise typer.Exit(CLOSED_PIPE)
+
+
 def handle_errors(func):
-    """Turn library errors into one-line messages with their exit codes (130 Ctrl-C, 143 SIGTERM)."""
+    """Turn library errors into one-line messages with their exit codes (130 Ctrl-C, 141 closed pipe, 143 SIGTERM)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _on_sigterm) if main else None
+        _LOG.json = False
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # here, not at exit: a closed pipe is then handled below
+            return result
         except typer.Exit:
             raise
         except DpsynthError as exc:
             fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            _closed_pipe()
         except KeyboardInterrupt:
             fail("interrupted; no output was written", 130)
         except Terminated:
@@ -119,6 +156,7 @@ def handle_errors(func):
                 INTERNAL_ERROR,
             )
         finally:
+            _LOG.json = False
             if main:
                 signal.signal(signal.SIGTERM, previous)
 
@@ -160,8 +198,9 @@ class Bar:
     On a terminal: rich bars with elapsed time and ETA.  Otherwise (a batch log):
     one line when a stage starts, then at most one line every ``interval``
     seconds, and one when it ends, each with done/total, elapsed and ETA; plain
-    text (``log_format="text"``) or JSON lines (``"json"``).  ``clock`` is
-    injectable for tests.
+    text (``log_format="text"``) or JSON lines (``"json"``).  A stage that ends
+    short of its total (MWEM stopping early) gets its final line on exit, so the
+    last line of each stage is where it ended.  ``clock`` is injectable for tests.
     """
 
     def __init__(self, console: Console, enabled: bool, *, log_format: str = "text", interval: float = 10.0,
@@ -177,6 +216,8 @@ class Bar:
         self.tasks: dict[str, int] = {}
         self.started: dict[str, tuple[float, int]] = {}  # stage -> (time, done) of its first call
         self.last: dict[str, float] = {}
+        self.seen: dict[str, tuple[int, int]] = {}  # stage -> (done, total) of its last call
+        self.logged: dict[str, tuple[int, int]] = {}  # ... and of its last line
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.terminal:
@@ -186,6 +227,7 @@ class Bar:
         if not self.log:
             return
         now = self.clock()
+        self.seen[stage] = (done, total)
         first = stage not in self.started
         if first:
             self.started[stage] = (now, done)
@@ -195,6 +237,7 @@ class Bar:
             t0, d0 = self.started[stage]
             # ETA from the rate since the stage's first report (unknown until a second report)
             eta = (now - t0) * (total - done) / (done - d0) if done > d0 and done <= total else None
+            self.logged[stage] = (done, total)
             self._line(stage, done, total, now - t0, 0.0 if finished else eta)
 
     def _line(self, stage: str, done: int, total: int, elapsed: float, eta: float | None) -> None:
@@ -214,6 +257,12 @@ class Bar:
 
     def __exit__(self, *exc):
         self.progress.__exit__(*exc)
+        if self.log and exc[0] is None:
+            now = self.clock()
+            for stage, (done, total) in self.seen.items():
+                if self.logged.get(stage) != (done, total):
+                    self.logged[stage] = (done, total)
+                    self._line(stage, done, total, now - self.started[stage][0], 0.0)
 
 
 def _clock(seconds: float) -> str:
@@ -238,11 +287,28 @@ LOG_FORMATS = ("text", "json")
 
 
 def check_log_format(value: str) -> str:
+    """Check --log-format; under ``json`` every later stderr line of the command is a JSON object."""
     if value not in LOG_FORMATS:
         from dpsynth.errors import UsageError
 
         raise UsageError(f"--log-format must be text or json, got '{value}'")
+    _LOG.json = value == "json"
     return value
+
+
+def emit(console: Console, event: str, **fields) -> None:
+    """One JSON line ``{"event": ..., **fields}`` on the console's stream (nothing when it is quiet)."""
+    if not console.quiet:
+        console.file.write(json.dumps({"event": event, **fields}) + "\n")
+        console.file.flush()
+
+
+def say(console: Console, kind: str, message: str, log_format: str) -> None:
+    """A notice or warning line: ``kind: message`` (coloured on a terminal) or a JSON event."""
+    if log_format == "json":
+        emit(console, kind, message=message)
+    else:
+        console.print(f"[yellow]{kind}:[/] {message}")
 
 
 def stderr_console(quiet: bool = False) -> Console:

@@ -27,7 +27,7 @@ def check(
     from dpsynth.data.discretize import check_columns
     from dpsynth.data.io import read_table
     from dpsynth.errors import ConfigError, DataError
-    from dpsynth.nonprivate.check import NOT_PRIVATE, format_violations, schema_violations
+    from dpsynth.nonprivate.check import NOT_PRIVATE, folded_values, format_violations, schema_violations
 
     cfg = load_config(config)
     if cfg.discover is not None:
@@ -38,7 +38,8 @@ def check(
     present = [str(c) for c in table.columns]
     ignored = [c for c in present if c not in cfg.domain.names]
     violations = schema_violations(table, cfg.domain, unknown=cfg.unknown)
-    typer.echo(format_violations(violations, len(table), ignored), nl=False)
+    folds = folded_values(table, cfg.domain, unknown=cfg.unknown)
+    typer.echo(format_violations(violations, len(table), ignored, folds), nl=False)
     if violations:
         try:
             check_columns(present, cfg.domain)  # the header problem first, with its hint

@@ -15,6 +15,7 @@ from dpsynth.cli._common import (
     app,
     check_log_format,
     check_seed,
+    emit,
     handle_errors,
     input_options,
     make_rng,
@@ -52,7 +53,7 @@ def evaluate(
     from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
     from dpsynth.nonprivate.evaluate import NOT_PRIVATE, EvalOptions, summary_tables
     from dpsynth.nonprivate.evaluate import evaluate as run_evaluate
-    from dpsynth.nonprivate.plot import evaluation_plot, plot_format
+    from dpsynth.nonprivate.plot import evaluation_plot, plot_available, plot_format
 
     check_seed(seed)
     check_log_format(log_format)
@@ -78,6 +79,11 @@ def evaluate(
             plot_fmt = plot_format(plot)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if not plot_available():
+            from dpsynth.errors import UnavailableError
+
+            raise UnavailableError("--plot needs matplotlib, which is not installed: pip install 'dpsynth[plot]' "
+                              "(or drop --plot)")
     if json_out and plot and json_out == plot:
         raise UsageError("--json and --plot must be different paths")
     for path in (json_out, plot):
@@ -103,14 +109,20 @@ def evaluate(
             out.add_bytes(plot, evaluation_plot(result, fmt=plot_fmt, title=_plot_title(synthetic, cfg)))
         out.commit()
     screen = Console(stderr=json_out == "-", highlight=False, width=max(100, Console().width))
-    if json_out == "-":
+    timings = {"read": t_read - t0, "evaluate": t_eval - t_read, "write": time.perf_counter() - t_eval}
+    if log_format == "json" and json_out == "-":  # stderr holds JSON lines only; the numbers are on stdout
+        emit(stderr_console(), "notice", message=NOT_PRIVATE)
+    elif json_out == "-":
         sys.stderr.write(f"dpsynth: {NOT_PRIVATE}\n")
     else:
         typer.echo(NOT_PRIVATE)
-    if json_out != "-" or not quiet:
+    if json_out != "-" or not (quiet or log_format == "json"):
         for table in summary_tables(result):
             screen.print(table)
-    console.print(f"time (s): read {t_read - t0:.2f}, evaluate {t_eval - t_read:.2f}, write {time.perf_counter() - t_eval:.2f}")
+    if log_format == "json":
+        emit(console, "summary", command="evaluate", time_s={k: round(v, 3) for k, v in timings.items()})
+    else:
+        console.print("time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
 
 
 def _released_answers(synthetic: str, cfg) -> list | None:

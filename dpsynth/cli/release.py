@@ -15,9 +15,11 @@ from dpsynth.cli._common import (
     app,
     check_log_format,
     check_seed,
+    emit,
     handle_errors,
     input_options,
     make_rng,
+    say,
     stderr_console,
 )
 from dpsynth.errors import UsageError
@@ -44,7 +46,7 @@ def release(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary or progress on stderr; warnings and notices still go there.")] = False,
     silent: Annotated[bool, typer.Option("--silent", help="Nothing on stderr but errors (not even warnings; they stay in the report).")] = False,
     max_cells: Annotated[int | None, typer.Option("--max-cells", help="Refuse marginals larger than this many cells.")] = None,
-    max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the RAM). See dpsynth plan.")] = None,
+    max_memory: Annotated[str | None, typer.Option("--max-memory", help="Refuse a release predicted to need more memory (e.g. 4GB; default: limits.max_memory, else half the smallest of RAM, ulimit -v and the cgroup limit). See dpsynth plan.")] = None,
     non_private_oracle: Annotated[bool, typer.Option("--non-private-oracle", hidden=True, help="Moved to: dpsynth oracle.")] = False,
     engine: Annotated[str, typer.Option("--engine", help="Counts engine: numpy (in memory), stream (record batches; tables larger than memory) or spark (PySpark, the optional 'spark' extra of the package). stream and spark read a file, not -.")] = "numpy",
     spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
@@ -130,7 +132,7 @@ def release(
     with Bar(console, enabled=not (quiet or silent), log_format=log_format) as bar:
         result = release_from_source(
             input, cfg, engine=engine, rng=make_rng(seed), seeded=seed is not None, progress=bar,
-            notice=lambda msg: warn.print(f"[yellow]notice:[/] {msg}"), spark_master=spark_master,
+            notice=lambda msg: say(warn, "notice", msg, log_format), spark_master=spark_master,
             options=options,
         )
     t_alg = time.perf_counter()
@@ -148,10 +150,17 @@ def release(
             out.add_bytes(config_out, _config_yaml(result.config_document, result.report).encode("utf-8"))
         out.commit()
     if config_out and not (quiet or silent):
-        console.print(f"discovered configuration written to {config_out} (reuse it with -c; it records the "
-                      "discovery's spend)")
-    _summary(console, warn, result.report, {"checks": t_read - t0, "read and release": t_alg - t_read,
-                                            "write": time.perf_counter() - t_alg})
+        message = (f"discovered configuration written to {config_out} (reuse it with -c; it records the "
+                   "discovery's spend)")
+        if log_format == "json":
+            emit(console, "info", message=message)
+        else:
+            console.print(message)
+    timings = {"checks": t_read - t0, "read and release": t_alg - t_read, "write": time.perf_counter() - t_alg}
+    if log_format == "json":
+        _json_summary(console, warn, result.report, timings)
+    else:
+        _summary(console, warn, result.report, timings)
 
 
 def _config_yaml(document: dict, report: dict) -> str:
@@ -205,3 +214,17 @@ def _summary(console: Console, warn: Console, report: dict, timings: dict[str, f
     console.print(table)
     for w in report["warnings"]:
         warn.print(f"[yellow]warning:[/] {w}")
+
+
+def _json_summary(console: Console, warn: Console, report: dict, timings: dict[str, float]) -> None:
+    """The summary as JSON events: one ``warning`` per warning, then ``summary`` (the run's last line)."""
+    p = report["privacy"]
+    for w in report["warnings"]:
+        emit(warn, "warning", message=w)
+    emit(console, "summary", command="release", algorithm=report["algorithm"]["name"],
+         neighbouring=p["neighbouring"], epsilon_spent=p["epsilon_spent"], epsilon_requested=p["epsilon_requested"],
+         epsilon_spent_basic=p["composition"]["epsilon_spent_basic"], delta_spent=p["delta_spent"],
+         delta_requested=p["delta_requested"], composition=p["composition"]["theorem"], n=p["n"]["mode"],
+         ledger_values=sum(c["count"] for c in report["ledger"]), rows=report["output"]["rows"],
+         randomness=report["randomness"]["source"], warnings=len(report["warnings"]),
+         time_s={k: round(v, 3) for k, v in timings.items()})

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import handle_errors, schema_app
+from dpsynth.cli._common import handle_errors, input_options, schema_app
 
 
 @schema_app.command("draft")
@@ -15,11 +15,16 @@ from dpsynth.cli._common import handle_errors, schema_app
 def schema_draft(
     input: Annotated[str, typer.Argument(help="Table to draft a schema from (.csv, .csv.gz, .parquet, -).")],
     max_categories: Annotated[int, typer.Option("--max-categories", help="Columns with more distinct values are drafted as numeric or flagged.")] = 100,
+    delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character, e.g. ';' or '\\t').")] = ",",
+    encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1, cp1252).")] = "utf-8",
 ) -> None:
     """Print a YAML schema drafted FROM THE DATA for a person to edit (NOT private: see stderr; use 'schema discover' for a private one)."""
     from dpsynth.data.io import read_table
+    from dpsynth.data.source import one_column_hint
+    from dpsynth.errors import DataError
     from dpsynth.nonprivate.draft import draft_schema
 
+    options = input_options(delimiter, encoding)
     sys.stderr.write(
         "dpsynth: WARNING: this schema is learned from the data and is NOT differentially private.\n"
         "dpsynth: WARNING: its categories and bounds reveal values of the input. Replace them with\n"
@@ -27,5 +32,8 @@ def schema_draft(
         "dpsynth: WARNING: To learn a schema with differential privacy, charged to a budget, use\n"
         "dpsynth: WARNING: 'dpsynth schema discover' (or schema: {discover: ...} in a release config).\n"
     )
-    table = read_table(input)
+    table = read_table(input, options=options)
+    hint = one_column_hint(list(table.columns), options.delimiter)
+    if hint:  # its "categories" would be whole raw rows
+        raise DataError(f"{input}: {hint}")
     typer.echo(draft_schema(table, max_categories=max_categories), nl=False)

@@ -1,10 +1,11 @@
 """Reading input tables and writing outputs atomically.
 
 Formats follow the file name: ``.csv``, ``.csv.gz``, ``.parquet``; ``-`` is CSV
-on stdin/stdout.  Every output is written to a hidden temporary file in the
+on stdin/stdout.  Every output file is written to a hidden temporary file in the
 target directory and renamed into place only when *all* outputs of a command
 are ready (:class:`OutputSet`), so a failed or killed run leaves no partial
-file.  Errors never quote the content of the input.
+file.  Stdout is streamed after the files are in place, chunk by chunk, with no
+temporary copy.  Errors never quote the content of the input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import io
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -363,12 +363,19 @@ class OutputSet:
     is removed and no final file has been touched, except ones already renamed
     when a later rename fails (renames within one directory are atomic and
     essentially never fail once the temporary files exist).
+
+    An output ``-`` (stdout) is not staged: its writer runs in :meth:`commit`,
+    after every file is in place, and writes straight to stdout chunk by chunk
+    (first rows out as soon as they are sampled; no temporary disk).  Everything
+    that can fail for a reason of the data has happened by then; a reader that
+    closes the pipe early stops the stream (``BrokenPipeError``, which the CLI
+    turns into a quiet exit).
     """
 
     def __init__(self, *, force: bool = False):
         self.force = force
         self._staged: list[tuple[str, Path]] = []
-        self._stdout: list = []  # spooled temporary files
+        self._stdout: list[Callable] = []  # writers run on commit, straight to stdout
 
     def add_table(self, path: str | Path, df: pd.DataFrame) -> None:
         self._add(path, _table_writer(df, table_format(path)))
@@ -387,15 +394,8 @@ class OutputSet:
         self._add(path, lambda fh: fh.write(text.encode("utf-8")))
 
     def _add(self, path: str | Path, writer: Callable) -> None:
-        if str(path) == "-":  # spooled to an anonymous temporary file, copied to stdout on commit
-            spool = tempfile.TemporaryFile()  # noqa: SIM115  (kept open until commit or discard)
-            try:
-                writer(spool)
-            except BaseException:
-                spool.close()
-                self.discard()
-                raise
-            self._stdout.append(spool)
+        if str(path) == "-":  # streamed on commit, after the files are in place
+            self._stdout.append(writer)
             return
         check_output_path(path, force=self.force)
         p = Path(path)
@@ -425,19 +425,15 @@ class OutputSet:
             self.discard()
             raise OutputError(f"cannot create output: {exc.strerror}") from None
         self._staged = []
-        for spool in self._stdout:
-            spool.seek(0)
-            shutil.copyfileobj(spool, sys.stdout.buffer, 1 << 20)
-            spool.close()
+        writers, self._stdout = self._stdout, []
+        for writer in writers:
+            writer(sys.stdout.buffer)
         sys.stdout.buffer.flush()
-        self._stdout = []
 
     def discard(self) -> None:
         for tmp, _ in self._staged:
             self._remove(Path(tmp))
         self._staged = []
-        for spool in self._stdout:
-            spool.close()
         self._stdout = []
 
     @staticmethod

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dpsynth.errors import UsageError
 
-__all__ = ["DEFAULT", "InputOptions", "first_ragged_row", "header_hint", "ragged_message"]
+__all__ = ["DEFAULT", "InputOptions", "first_ragged_row", "header_hint", "one_column_hint", "ragged_message"]
 
 _DELIMITERS = (";", "\t", "|", ",")
 
@@ -65,6 +65,17 @@ def header_hint(names: Sequence[str], expected: Sequence[str]) -> str:
             return f"; the header looks '{shown}'-separated: pass --delimiter '{shown}'"
     if any(n != n.strip() and n.strip() in expected for n in names):
         return "; the header has spaces around its names: set 'schema.strip: true'"
+    return ""
+
+
+def one_column_hint(names: Sequence[str], delimiter: str) -> str:
+    """A table read as ONE column whose name holds another delimiter was not split: say which to pass."""
+    if len(names) != 1:
+        return ""
+    for d in _DELIMITERS:
+        if d != delimiter and d in str(names[0]):
+            shown = "\\t" if d == "\t" else d
+            return f"the header looks '{shown}'-separated (one column was read): pass --delimiter '{shown}'"
     return ""
 
 

@@ -2,7 +2,9 @@
 
 For the data owner preparing an input: it reads the real table and reports,
 per column and per rule, how many rows break it and the first few row numbers
-(1 = the first data row).  It never prints a value.  The rules are those of
+(1 = the first data row).  It never prints a value.  Under ``unknown: other``
+it also counts, per column, the values a release will fold away (into the extra
+category, clamped to the range, rounded, read as missing).  The rules are those of
 :func:`dpsynth.data.discretize.encode`, in the same order, so a clean report
 means a release will not stop on the data (the numpy engine raises the first
 of these problems as a one-line error).
@@ -17,7 +19,7 @@ import pandas as pd
 
 from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn
 
-__all__ = ["NOT_PRIVATE", "Violation", "format_violations", "schema_violations"]
+__all__ = ["NOT_PRIVATE", "Fold", "Violation", "folded_values", "format_violations", "schema_violations"]
 
 NOT_PRIVATE = "NOT PRIVATE: this check reads the real table; its row numbers describe the data"
 _SHOWN = 5
@@ -37,9 +39,32 @@ class Violation:
         return f"{self.column}: {self.problem}: {len(self.rows)} row(s): {first}{more}"
 
 
+@dataclass(frozen=True)
+class Fold:
+    """Values that ``unknown: other`` accepts by changing them: how many, in one column, and how."""
+
+    column: str
+    what: str
+    count: int
+
+    def describe(self) -> str:
+        return f"{self.column}: {self.count} value(s) {self.what}"
+
+
 def schema_violations(table: pd.DataFrame, domain: Domain, *, unknown: str = "error") -> list[Violation]:
     """Every (column, rule) the table breaks, with the rows that break it (vectorized per column)."""
+    return _check(table, domain, unknown)[0]
+
+
+def folded_values(table: pd.DataFrame, domain: Domain, *, unknown: str = "error") -> list[Fold]:
+    """Per column, the values ``unknown: other`` will fold away (none under ``unknown: error``)."""
+    return _check(table, domain, unknown)[1]
+
+
+def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Violation], list[Fold]]:
     out: list[Violation] = []
+    folds: list[Fold] = []
+    other = unknown == "other"
     present = {str(c) for c in table.columns}
     for spec in domain.columns:  # loop over columns; each check is vectorized over rows
         if spec.name not in present:
@@ -48,6 +73,7 @@ def schema_violations(table: pd.DataFrame, domain: Domain, *, unknown: str = "er
         col = table[spec.name]
         isnull = col.isna().to_numpy()
         problems: list[tuple[str, np.ndarray]] = []
+        folded: list[tuple[str, np.ndarray]] = []
         if not spec.missing:
             problems.append(("null (empty) value; declare 'missing: category' to keep them", isnull))
         if isinstance(spec, CategoricalColumn):
@@ -57,35 +83,50 @@ def schema_violations(table: pd.DataFrame, domain: Domain, *, unknown: str = "er
                 if len(nonnull) and np.all(nonnull == np.round(nonnull)):
                     labels = col.astype("Int64").astype("string").to_numpy(dtype=object, na_value=None)
             known = pd.Index([str(c) for c in spec.categories], dtype=object).get_indexer(labels) >= 0
-            if not spec.other:
-                problems.append(("value outside the declared categories", ~known & ~isnull))
+            outside = ~known & ~isnull
+            if spec.other:
+                folded.append(("outside the declared categories, folded into the extra category", outside))
+            else:
+                problems.append(("value outside the declared categories", outside))
         else:
             values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             text = np.isnan(values) & ~isnull
-            problems.append(("not a number", text))
+            if other and spec.missing:  # as encode_column: text the schema cannot place is a missing value
+                folded.append(("not a number, read as missing", text))
+            else:
+                problems.append(("not a number", text))
             ok = ~isnull & ~text
             if isinstance(spec, IntegerColumn):
                 lo, hi = spec.lower, spec.upper
                 with np.errstate(invalid="ignore"):
-                    problems.append(("fractional value in an integer column",
-                                     ok & np.isfinite(values) & (values != np.round(values))))
+                    fractional = ok & np.isfinite(values) & (values != np.round(values))
+                (folded if other else problems).append(
+                    ("fractional, rounded to the nearest integer" if other else "fractional value in an integer "
+                     "column", fractional))
+                values = np.round(values) if other else values  # as encode_numbers: rounded, then clamped
             else:
                 lo, hi = spec.edges[0], spec.edges[-1]
-            if unknown != "other":
-                with np.errstate(invalid="ignore"):
-                    problems.append((f"outside the declared range [{lo:g}, {hi:g}] (or not finite)",
-                                     ok & ~((values >= lo) & (values <= hi))))
+            with np.errstate(invalid="ignore"):
+                outside = ok & ~((values >= lo) & (values <= hi))
+            if other:
+                folded.append((f"outside the declared range [{lo:g}, {hi:g}] (or not finite), clamped to it", outside))
+            else:
+                problems.append((f"outside the declared range [{lo:g}, {hi:g}] (or not finite)", outside))
         for problem, mask in problems:
             if mask.any():
                 out.append(Violation(spec.name, problem, np.flatnonzero(mask) + 1))
-    return out
+        folds += [Fold(spec.name, what, int(mask.sum())) for what, mask in folded if mask.any()]
+    return out, folds
 
 
-def format_violations(violations: list[Violation], rows: int, ignored: list[str]) -> str:
+def format_violations(violations: list[Violation], rows: int, ignored: list[str], folds: list[Fold] = ()) -> str:
     lines = [f"{rows} data rows checked against the schema"]
     if ignored:
         lines.append(f"ignored (not in the schema): {', '.join(ignored)}")
     if not violations:
         lines.append("no problems: every row fits the schema")
     lines += [v.describe() for v in violations]
+    if folds:
+        lines.append("folded away by a release (schema.unknown: other), per column:")
+        lines += [f"  {f.describe()}" for f in folds]
     return "\n".join(lines) + "\n"

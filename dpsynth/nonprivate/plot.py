@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import math
 
-__all__ = ["PLOT_FORMATS", "evaluation_plot", "evaluation_png", "plot_format"]
+__all__ = ["PLOT_FORMATS", "evaluation_plot", "evaluation_png", "plot_available", "plot_format"]
 
 PLOT_FORMATS = ("png", "svg", "pdf")
 
@@ -24,6 +24,13 @@ def plot_format(path: str) -> str:
     if ext not in PLOT_FORMATS:
         raise ValueError(f"--plot must end in .png, .svg or .pdf, got '{path}'")
     return ext
+
+
+def plot_available() -> bool:
+    """matplotlib is the optional 'plot' extra of the package (pip install 'dpsynth[plot]')."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def evaluation_png(result: dict, *, dpi: int = 100) -> bytes:

@@ -3,7 +3,7 @@
 ``dpsynth plan`` prints a :class:`Plan`; ``dpsynth release`` computes the same
 plan first and refuses (exit 64, before reading any data) when the predicted
 peak memory exceeds ``limits.max_memory`` (default: :data:`DEFAULT_MEMORY_FRACTION`
-of the machine's RAM).
+of the smallest of the machine's RAM, RLIMIT_AS and the cgroup limit: :mod:`dpsynth.plan.machine`).
 
 A plan reads the configuration and, at most, the size of the input file (never
 its contents): everything in it is public.  The row count n matters for memory

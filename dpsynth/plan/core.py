@@ -19,7 +19,7 @@ from dpsynth.plan.coefficients import (
     _STREAM_BATCH,
     _T_ROW,
 )
-from dpsynth.plan.machine import DEFAULT_MEMORY_FRACTION, format_bytes
+from dpsynth.plan.machine import format_bytes
 from dpsynth.plan.predictors import PREDICTORS, AlgorithmPlan, Facts
 from dpsynth.plan.rows import n_is_public, plan_rows
 
@@ -144,8 +144,7 @@ def make_plan(
     elif config.max_memory is not None:
         limit, limit_source = config.max_memory, "limits.max_memory"
     else:
-        limit = machine.default_max_memory()
-        limit_source = f"default: {DEFAULT_MEMORY_FRACTION:.0%} of this machine's {format_bytes(machine.machine_memory())} RAM"
+        limit, limit_source = machine.default_limit()  # the smallest of RAM, RLIMIT_AS, cgroup, and which
     return Plan(
         columns=list(zip(domain.names, domain.sizes)), domain_cells=full, marginals=len(cells),
         total_cells=facts.total_cells, largest_cells=facts.largest, rows=n, rows_source=source,

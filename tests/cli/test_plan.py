@@ -96,6 +96,8 @@ def test_issue_case_k5_laplace_refused_before_reading(runner, tmp_path, monkeypa
 
 def test_default_limit_is_half_the_machine_ram(runner, tmp_path, monkeypatch):
     monkeypatch.setattr(plan_mod.machine, "machine_memory", lambda: 4 << 30)
+    monkeypatch.setattr(plan_mod.machine, "address_space_limit", lambda: None)
+    monkeypatch.setattr(plan_mod.machine, "cgroup_memory_limit", lambda: None)
     cfg = _config(tmp_path, workload={"marginals": {"k": 5}})
     res = runner.invoke(app, ["release", "-c", str(cfg), "-i", ADULT, "-o", str(tmp_path / "o.csv")])
     assert res.exit_code == 64
