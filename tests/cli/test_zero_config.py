@@ -12,7 +12,8 @@ import yaml
 
 import dpsynth
 from dpsynth.cli import app
-from dpsynth.config import DISCOVER_SHARE, load_config
+from dpsynth.config import load_config
+from dpsynth.data.discover import share_for
 from dpsynth.privacy.accountant import approx_dp_to_zcdp, zcdp_share
 
 
@@ -45,12 +46,14 @@ def test_zero_config_release_writes_rows_report_and_a_reusable_config(runner, tm
     report = json.loads(out.with_name(out.name + ".report.json").read_text())
     p = report["privacy"]
     assert p["epsilon_requested"] == 1.0 and 0.99 < p["epsilon_spent"] <= 1.0
-    # under zCDP (delta > 0) discovery and release share one ledger: discovery takes DISCOVER_SHARE of rho
+    # under zCDP (delta > 0) discovery and release share one ledger: discovery takes its share of rho
     assert 0 < p["discovery"]["epsilon_spent"] < 1.0 and p["composition"]["theorem"] == "zcdp"
     rho = [c["rho"] for c in report["ledger"]]
     disc = sum(r for r, c in zip(rho, report["ledger"]) if c["stage"] == "discover")
     approx = sum(c["approx_delta"] for c in report["ledger"])
-    assert disc <= zcdp_share(1.0, 1e-6, DISCOVER_SHARE, 5e-7) * (1 + 1e-12)
+    share = p["discovery"]["rho_share"]  # sized from the public n (10,000 rows, 5 columns)
+    assert share == pytest.approx(share_for(n=10_000, columns=5, epsilon=1.0, delta=1e-6, approx_delta=5e-7, l1=1.0))
+    assert disc <= zcdp_share(1.0, 1e-6, share, 5e-7) * (1 + 1e-12)
     assert sum(rho) <= approx_dp_to_zcdp(1.0, 1e-6 - approx) * (1 + 1e-12)
     assert report["algorithm"]["name"] == "auto"
     assert sum(c["stage"] == "discover" for c in report["ledger"]) >= 5
