@@ -269,6 +269,10 @@ def _lenient_numbers(col: pd.Series) -> np.ndarray:
     """Float values of a column, NaN for every cell that is not a finite-or-infinite number (text, booleans)."""
     if pd.api.types.is_bool_dtype(col):
         return np.full(len(col), np.nan)
+    if col.dtype == object:  # a complex cell would make pandas parse the whole column as complex
+        kinds = col.map(type)
+        complex_cells = kinds.isin([t for t in pd.unique(kinds) if issubclass(t, complex | np.complexfloating)])
+        col = col.mask(complex_cells, None)
     return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
