@@ -18,7 +18,8 @@ import numpy as np
 import yaml
 
 from dpsynth.algorithms import algorithm_names, get_algorithm
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.timestamps import UNITS, calendar_edges, check_format, parse_instant
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_choice as _choice
 from dpsynth.params import as_int as _int
@@ -130,9 +131,11 @@ def parse_bytes(value: Any, path: str = "limits.max_memory") -> int:
 
 def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     spec = _mapping(spec, path)
-    kind = _choice(spec.get("type"), ("numeric", "integer", "categorical"), f"{path}.type")
+    kind = _choice(spec.get("type"), ("numeric", "integer", "categorical", "datetime"), f"{path}.type")
     missing = _choice(spec.get("missing", "error"), ("error", "category"), f"{path}.missing")
     has_null = missing == "category"
+    if kind == "datetime":
+        return _datetime_column(name, spec, has_null, path)
     if kind == "numeric":
         _no_extra(spec, {"type", "lower", "upper", "bins", "edges", "missing", "integer"}, path)
         integral = spec.get("integer", False)
@@ -180,6 +183,52 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
         dup = next(x for x in labels if labels.count(x) > 1)
         raise ConfigError(f"{path}.categories: duplicate category {dup!r}")
     return CategoricalColumn(name, tuple(cats), missing=has_null, other=unknown == "other")
+
+
+def _datetime_column(name: str, spec: Mapping[str, Any], has_null: bool, path: str) -> DatetimeColumn:
+    """A datetime column: ISO ``edges``, or ``lower``/``upper`` with equal-width ``bins`` or calendar ``unit`` bins."""
+    _no_extra(spec, {"type", "lower", "upper", "bins", "unit", "edges", "format", "missing"}, path)
+    fmt = check_format(spec["format"], f"{path}.format") if "format" in spec else None
+    if "edges" in spec:
+        if any(k in spec for k in ("lower", "upper", "bins", "unit")):
+            raise ConfigError(f"{path}: give either edges or lower/upper with bins or unit, not both")
+        raw = spec["edges"]
+        if not isinstance(raw, list) or len(raw) < 2:
+            raise ConfigError(f"{path}.edges: expected a list of at least 2 ISO 8601 dates or timestamps")
+        edges = [parse_instant(e, f"{path}.edges[{i}]") for i, e in enumerate(raw)]
+        if any(b <= a for a, b in itertools.pairwise(edges)):
+            raise ConfigError(f"{path}.edges: must be strictly increasing (each edge later than the one before)")
+        declared: list = [("edges", tuple(_text(e) for e in raw))]
+    else:
+        for key in ("lower", "upper"):
+            if key not in spec:
+                raise ConfigError(f"{path}.{key}: required for a datetime column without edges")
+        lo = parse_instant(spec["lower"], f"{path}.lower")
+        hi = parse_instant(spec["upper"], f"{path}.upper")
+        if hi <= lo:
+            raise ConfigError(f"{path}.upper: must be later than lower "
+                              f"({_text(spec['upper'])} <= {_text(spec['lower'])})")
+        if ("bins" in spec) == ("unit" in spec):
+            raise ConfigError(f"{path}: give exactly one of bins (equal-width bins) or unit "
+                              f"({', '.join(UNITS)}: calendar bins)")
+        declared = [("lower", _text(spec["lower"])), ("upper", _text(spec["upper"]))]
+        if "unit" in spec:
+            unit = _choice(spec["unit"], UNITS, f"{path}.unit")
+            edges = list(calendar_edges(lo, hi, unit, path))
+            declared.append(("unit", unit))
+        else:
+            bins = _int(spec["bins"], f"{path}.bins", minimum=1)
+            edges = list(np.linspace(lo, hi, bins + 1))
+            declared.append(("bins", bins))
+    if fmt is not None:
+        declared.append(("format", fmt))
+    return DatetimeColumn(name, tuple(float(e) for e in edges), missing=has_null, format=fmt,
+                          declared=tuple(declared))
+
+
+def _text(value: Any) -> str:
+    """A schema instant as text (YAML may have read an unquoted date as a date object)."""
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def _schema(raw: Any) -> tuple[Domain, str]:

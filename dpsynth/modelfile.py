@@ -34,7 +34,7 @@ from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config, parse_config
 from dpsynth.data.discretize import Decoded, decode_columns
 from dpsynth.data.io import json_bytes
-from dpsynth.data.schema import IntegerColumn, NumericColumn
+from dpsynth.data.schema import DatetimeColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
 from dpsynth.models.base import Model, ZeroProbability, model_from_arrays, model_to_arrays
 from dpsynth.models.condition import Condition, parse_where
@@ -73,6 +73,9 @@ def config_document(cfg: Config) -> dict:
     """The public configuration as a mapping :func:`dpsynth.config.parse_config` accepts."""
     cols = {}
     for c in cfg.domain.columns:
+        if isinstance(c, DatetimeColumn):
+            cols[c.name] = c.to_declaration()
+            continue
         if isinstance(c, NumericColumn):
             spec = {"type": "numeric", "edges": list(c.edges), **({"integer": True} if c.integral else {})}
         elif isinstance(c, IntegerColumn):

@@ -184,12 +184,13 @@ def release_from_source(
     ``options``: how to read the file (:class:`~dpsynth.data.source.InputOptions`; default: comma,
     UTF-8, and the configuration's ``schema.strip``).
     """
-    from dpsynth.data.engines import open_counts, read_header
+    from dpsynth.data.engines import check_engine, open_counts, read_header
 
     options = options if options is not None else InputOptions(strip=config.strip)
     preflight(config)
     if config.discover is not None and engine != "numpy":
         raise ConfigError(f"schema.discover: discovery reads the table in memory; use --engine numpy, not {engine}")
+    check_engine(config.domain, engine)
     if engine == "numpy":
         from dpsynth.data.io import read_table
 

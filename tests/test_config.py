@@ -68,7 +68,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("colour", 1, "colour: unknown key (allowed: algorithm, limits, output, privacy, schema, seed, workload)"),
         ("schema.columns.size.bins", 0, "schema.columns.size.bins: must be >= 1, got 0"),
         ("schema.columns.size.upper", -1, "schema.columns.size.upper: must be greater than lower (-1 <= 0)"),
-        ("schema.columns.size.type", "float", "schema.columns.size.type: must be one of numeric, integer, categorical, got 'float'"),
+        ("schema.columns.size.type", "float", "schema.columns.size.type: must be one of numeric, integer, categorical, datetime, got 'float'"),
         ("schema.columns.count.upper", 0, "schema.columns.count.upper: must be >= lower (0 < 1)"),
         ("schema.columns.color.categories", [], "schema.columns.color.categories: expected a non-empty list"),
         ("schema.columns.color.categories", ["a", "a"], "schema.columns.color.categories: duplicate category 'a'"),

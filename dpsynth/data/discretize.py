@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.timestamps import format_instants, instant_text, instants, resolution
 from dpsynth.errors import DataError
 
 __all__ = [
@@ -85,6 +86,9 @@ def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
                     "add them to the schema or set 'schema.unknown: other'" + hint
                 )
             out[bad] = len(spec.categories)
+    elif isinstance(spec, DatetimeColumn):
+        values, isnull = _datetime_values(col, spec, isnull, unknown)
+        out = encode_numbers(values, isnull, spec, unknown)
     else:
         if unknown == "other" and spec.missing:
             # a value the schema cannot place as a number (stray text, a boolean) is a missing value: a release
@@ -97,6 +101,26 @@ def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
     if spec.missing:
         out[isnull] = spec.size - 1
     return out
+
+
+def _datetime_values(col: pd.Series, spec: DatetimeColumn, isnull: np.ndarray, unknown: str):
+    """(seconds, isnull) of a datetime column's cells; under ``unknown: other`` with ``missing: category`` a cell
+    that does not parse joins the nulls, otherwise it is a DataError."""
+    values = instants(col, spec.format)
+    bad = np.isnan(values) & ~isnull
+    if bad.any() and not (unknown == "other" and spec.missing):
+        read = f"match neither its format '{spec.format}' nor ISO 8601" if spec.format else \
+                "are not ISO 8601 dates or timestamps (give its 'format:')"
+        raise DataError(f"column '{spec.name}' is declared datetime but has values that {read}; "
+                        "set 'schema.unknown: other' and 'missing: category' to count them as missing")
+    return values, isnull | bad
+
+
+def _range_text(spec: ColumnSpec) -> str:
+    if isinstance(spec, DatetimeColumn):
+        return f"[{instant_text(spec.edges[0])}, {instant_text(spec.edges[-1])}]"
+    lo, hi = (spec.lower, spec.upper) if isinstance(spec, IntegerColumn) else (spec.edges[0], spec.edges[-1])
+    return f"[{lo:g}, {hi:g}]"
 
 
 def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unknown: str) -> np.ndarray:
@@ -127,7 +151,7 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
         outside = ~isnull & ~((values >= lo) & (values <= hi))
     if outside.any() and unknown != "other":
         raise DataError(
-            f"column '{spec.name}' has values outside its declared range [{lo:g}, {hi:g}] "
+            f"column '{spec.name}' has values outside its declared range {_range_text(spec)} "
             "(or not finite); widen the schema or set 'schema.unknown: other' to clamp them"
         )
     return out
@@ -286,6 +310,8 @@ class Decoded:
                 table = np.array(list(_category_values(spec)) + [None], dtype=object)
                 out = table[np.where(isnull, len(table) - 1, vals)]
                 data[spec.name] = pd.Series(out, dtype=_int_dtype(spec) if _all_int(spec) else object)
+            elif isinstance(spec, DatetimeColumn):
+                data[spec.name] = pd.Series(format_instants(vals, isnull, spec.output_format), dtype=object)
             elif np.issubdtype(vals.dtype, np.integer):
                 if spec.missing:
                     data[spec.name] = pd.Series(pd.array(np.where(isnull, 0, vals), dtype="Int64")).mask(isnull)
@@ -310,6 +336,8 @@ class Decoded:
                     labels = pa.array([str(v) for v in values], type=pa.string())
                     indices = pa.array(vals.astype(np.int32, copy=False), mask=mask)
                     arrays.append(pa.DictionaryArray.from_arrays(indices, labels))
+            elif isinstance(spec, DatetimeColumn):
+                arrays.append(pa.array(format_instants(vals, isnull, spec.output_format), type=pa.string()))
             else:
                 arrays.append(pa.array(vals, mask=mask))
         return pa.Table.from_arrays(arrays, names=[spec.name for spec, _, _ in self.columns])
@@ -374,6 +402,21 @@ def decode_columns(
     return Decoded(out)
 
 
+def _whole_draws(lo, hi, closed: np.ndarray, numeric: str, rng: np.random.Generator, limit) -> np.ndarray:
+    """An integer in each [lo, hi) (also hi where ``closed``), uniform or the one nearest the midpoint;
+    the rounded midpoint where the interval holds none.  ``limit``: integer bounds to stay within."""
+    ilo = np.ceil(lo)
+    ihi = np.where(closed, np.floor(hi), np.ceil(hi) - 1)
+    empty = ihi < ilo
+    if limit is not None:
+        ilo, ihi = np.maximum(ilo, limit[0]), np.minimum(ihi, limit[1])
+    if numeric == "uniform":
+        draw = ilo + np.floor(rng.random(len(lo)) * (ihi - ilo + 1))
+    else:
+        draw = np.round((lo + hi) / 2.0)
+    return np.where(empty, np.round((lo + hi) / 2.0), np.minimum(draw, ihi))
+
+
 def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator, limit):
     """(values, isnull) of one column; categorical values are indices into its label table."""
     isnull = (c == spec.size - 1) if spec.missing else np.zeros(len(c), dtype=bool)
@@ -385,17 +428,13 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
     edges = np.asarray(spec.edges)
     b = np.minimum(c, spec.n_bins - 1)
     lo, hi = edges[b], edges[b + 1]
+    if isinstance(spec, DatetimeColumn):  # whole seconds or whole days (as the format writes), inside the bin
+        r = resolution(spec.output_format)
+        scaled = None if limit is None else (math.ceil(limit[0] / r), math.floor(limit[1] / r))
+        vals = _whole_draws(lo / r, hi / r, np.zeros(len(c), dtype=bool), numeric, rng, scaled) * r
+        return np.where(isnull, np.nan, vals), isnull
     if spec.integral:
-        ilo = np.ceil(lo)
-        ihi = np.where(b == spec.n_bins - 1, np.floor(hi), np.ceil(hi) - 1)
-        empty = ihi < ilo
-        if limit is not None:
-            ilo, ihi = np.maximum(ilo, limit[0]), np.minimum(ihi, limit[1])
-        if numeric == "uniform":
-            draw = ilo + np.floor(rng.random(len(c)) * (ihi - ilo + 1))
-        else:
-            draw = np.round((lo + hi) / 2.0)
-        vals = np.where(empty, np.round((lo + hi) / 2.0), np.minimum(draw, ihi))
+        vals = _whole_draws(lo, hi, b == spec.n_bins - 1, numeric, rng, limit)
         return np.where(isnull, 0, vals).astype(np.int64), isnull
     if numeric == "uniform":
         if limit is not None:

@@ -11,7 +11,9 @@ equivalent for one raw column.  It answers three questions, all *private*:
   :func:`dpsynth.data.discretize.encode` compares with categories) and how many
   rows hold each;
 * :meth:`ColumnProfile.rank_counts`: for public candidate points, how many
-  numeric values lie strictly below each.
+  numeric values lie strictly below each;
+* :meth:`ColumnProfile.datetime_seconds`: the cells read as instants (private
+  values, for counts over a public calendar grid; never released as they are).
 
 Their results may go only into :mod:`dpsynth.privacy.selection` or
 :mod:`dpsynth.privacy.mechanisms`; the labels of :meth:`value_counts` are
@@ -25,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discretize import cell_labels
+from dpsynth.data.timestamps import instants
 
 __all__ = ["KINDS", "ColumnProfile"]
 
@@ -97,3 +100,12 @@ class ColumnProfile:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
         uniq, counts = np.unique(values, return_counts=True)
         return uniq, counts.astype(np.int64)
+
+    def datetime_seconds(self, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(seconds since the epoch, UTC, as float with NaN where a cell is null or does not parse; parse mask).
+
+        Each cell is read by itself, as :func:`dpsynth.data.discretize.encode` reads a datetime column:
+        with ``fmt`` (a strftime format) first when given, then as ISO 8601.  Private: only counts over
+        public buckets of these values may reach a mechanism."""
+        seconds = instants(self._col, fmt)
+        return seconds, ~np.isnan(seconds)

@@ -8,16 +8,20 @@ binary-attribute view, the decoding tables) is public and may appear in a report
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpsynth.data.timestamps import default_format, instant_text
+
 __all__ = [
     "OTHER_LABEL",
     "CategoricalColumn",
     "ColumnSpec",
+    "DatetimeColumn",
     "Domain",
     "IntegerColumn",
     "NumericColumn",
@@ -115,7 +119,42 @@ class CategoricalColumn:
         return False
 
 
-ColumnSpec = NumericColumn | IntegerColumn | CategoricalColumn
+@dataclass(frozen=True)
+class DatetimeColumn(NumericColumn):
+    """A column of instants, binned like a numeric column whose edges are seconds since the epoch (UTC).
+
+    ``declared``: the schema keys as written (lower/upper with bins or unit, or edges), so a
+    model file writes the declaration back rather than re-spelling float edges.  ``format``:
+    the strftime format of decoded values (and the first one tried when parsing).
+    """
+
+    format: str | None = None
+    declared: tuple = ()  # ((key, value), ...), values hashable (lists as tuples)
+
+    kind = "datetime"
+
+    @property
+    def output_format(self) -> str:
+        return self.format or default_format(self.edges)
+
+    def labels(self) -> list[str]:
+        text = [instant_text(e) for e in self.edges]
+        out = [f"[{a}, {b})" for a, b in itertools.pairwise(text)]
+        out[-1] = out[-1][:-1] + "]"
+        if self.missing:
+            out.append("null")
+        return out
+
+    def to_declaration(self) -> dict:
+        """The column's schema mapping as it was declared (what :func:`dpsynth.config.parse_config` accepts)."""
+        out = {"type": "datetime"}
+        out.update({k: list(v) if isinstance(v, tuple) else v for k, v in self.declared})
+        if self.missing:
+            out["missing"] = "category"
+        return out
+
+
+ColumnSpec = NumericColumn | IntegerColumn | CategoricalColumn | DatetimeColumn
 
 
 def _fmt(x: float) -> str:
@@ -154,8 +193,8 @@ class Domain:
 
     @property
     def text_columns(self) -> list[str]:
-        """The categorical columns, read as text (their labels are strings in the schema)."""
-        return [c.name for c in self.columns if c.kind == "categorical"]
+        """The categorical and datetime columns, read as text (labels, and instants parsed per cell)."""
+        return [c.name for c in self.columns if c.kind in ("categorical", "datetime")]
 
     def indices(self, names: Sequence[str]) -> tuple[int, ...]:
         return tuple(self.index(n) for n in names)

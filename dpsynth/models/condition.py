@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
 from dpsynth.errors import UsageError
 
 __all__ = ["Condition", "parse_where"]
@@ -97,6 +97,9 @@ def _weights(spec: ColumnSpec, op: str, val: str, pred: str, interval: list[floa
         w = np.zeros(size)
         w[null_code] = 1.0
         return w if op == "=" else 1.0 - w
+    if isinstance(spec, DatetimeColumn):
+        raise UsageError(f"--where: '{pred}': column '{spec.name}' is datetime; conditions on datetime columns "
+                         "are not supported yet (only =null and !=null)")
     if isinstance(spec, CategoricalColumn):
         if op not in ("=", "!="):
             raise UsageError(f"--where: '{pred}': column '{spec.name}' is categorical; use = or !=")

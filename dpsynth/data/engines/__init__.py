@@ -16,10 +16,10 @@ from dpsynth.data.counts import ArrayCounts
 from dpsynth.data.discretize import encode
 from dpsynth.data.schema import Domain
 from dpsynth.data.source import DEFAULT, InputOptions
-from dpsynth.errors import UsageError
+from dpsynth.errors import ConfigError, UsageError
 from dpsynth.progress import Progress, no_progress
 
-__all__ = ["ENGINES", "open_counts", "read_header"]
+__all__ = ["ENGINES", "check_engine", "open_counts", "read_header"]
 
 ENGINES = ("numpy", "stream", "spark")
 
@@ -29,6 +29,15 @@ def read_header(path: str | Path, domain: Domain, options: InputOptions = DEFAUL
     from dpsynth.data.engines.stream import read_header as header
 
     return header(path, domain, options)
+
+
+def check_engine(domain: Domain, engine: str) -> None:
+    """Refuse, from the schema alone, what an engine cannot count (before any data is read)."""
+    if engine == "spark":
+        dated = [c.name for c in domain.columns if c.kind == "datetime"]
+        if dated:
+            raise ConfigError(f"schema.columns.{dated[0]}: datetime columns are counted by the numpy and stream "
+                              "engines only; use --engine stream (or numpy), not spark")
 
 
 def open_counts(
@@ -51,6 +60,7 @@ def open_counts(
         from dpsynth.data.engines.stream import StreamCounts
 
         return StreamCounts(path, domain, unknown=unknown, spill_dir=spill_dir, progress=progress, options=options)
+    check_engine(domain, engine)
     if engine == "spark":
         if not options.default:
             raise UsageError("--delimiter, --encoding and schema.strip are supported by the numpy and stream "

@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from dpsynth.data.counts import CachedCounts
 from dpsynth.data.discretize import check_columns, encode_column, encode_numbers
 from dpsynth.data.io import arrow_to_pandas, table_format
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain
 from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
 from dpsynth.errors import DataError, InputMissingError
 from dpsynth.progress import Progress, no_progress
@@ -62,6 +62,7 @@ _RULES = (
     "outside its declared categories",
     "values are not numbers",
     "has non-numeric values",
+    "declared datetime but has values",
     "fractional values",
     "outside its declared range",
 )
@@ -309,6 +310,8 @@ class _BatchEncoder:
     def _fast(self, arr: pa.Array, j: int, spec: ColumnSpec) -> np.ndarray | None:
         """Arrow encoding of a clean batch column, or None to use the numpy engine's encoder."""
         t = arr.type
+        if isinstance(spec, DatetimeColumn):  # instants are parsed per cell by the numpy engine's encoder
+            return None
         if isinstance(spec, CategoricalColumn):
             if pa.types.is_integer(t):
                 arr = pc.cast(arr, pa.string())  # "1", as pandas' astype("string") writes it

@@ -19,6 +19,7 @@ import pandas as pd
 from dpsynth.config import Config
 from dpsynth.data.discretize import cell_labels
 from dpsynth.data.schema import OTHER_LABEL, CategoricalColumn
+from dpsynth.data.timestamps import instant_text
 from dpsynth.nonprivate.evaluate.neutral import NeutralColumn, numbers
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -82,7 +83,8 @@ def unrepresentable(real: pd.DataFrame, synth: pd.DataFrame, config: Config) -> 
     Categorical: real non-null values outside the declared categories (merged into ``__other__`` or
     refused) and synthetic values that are a bucket label (``__other__``, ``__none__``: any ``__…__``).
     Numeric and integer: real and synthetic numbers outside the schema's [lower, upper] (clamped), and
-    synthetic cells that are not numbers at all.  ``rows_*``: rows with at least one such value.
+    synthetic cells that are not numbers at all; datetime (given as seconds, :func:`.neutral.with_instants`):
+    the same for instants.  ``rows_*``: rows with at least one such value.
     """
     columns, real_any, synth_any = [], np.zeros(len(real), bool), np.zeros(len(synth), bool)
     for spec in config.domain.columns:  # loop over columns; each vectorized
@@ -94,12 +96,13 @@ def unrepresentable(real: pd.DataFrame, synth: pd.DataFrame, config: Config) -> 
             s_bad = pd.Index(cell_labels(synth[spec.name])).isin(buckets)
             what = "real values outside the declared categories; synthetic " + "/".join(buckets)
         else:
-            lo, hi = (spec.edges[0], spec.edges[-1]) if spec.kind == "numeric" else (spec.lower, spec.upper)
+            lo, hi = (spec.lower, spec.upper) if spec.kind == "integer" else (spec.edges[0], spec.edges[-1])
             r, s = numbers(real[spec.name]), numbers(synth[spec.name])
             with np.errstate(invalid="ignore"):
                 r_bad = real[spec.name].notna().to_numpy() & ~((r >= lo) & (r <= hi))
                 s_bad = synth[spec.name].notna().to_numpy() & ~((s >= lo) & (s <= hi))
-            what = f"numbers outside [{lo:g}, {hi:g}] (clamped) or not numbers"
+            what = f"numbers outside [{lo:g}, {hi:g}] (clamped) or not numbers" if spec.kind != "datetime" else \
+                f"instants outside [{instant_text(lo)}, {instant_text(hi)}] (clamped) or not instants"
         r_bad, s_bad = np.asarray(r_bad, bool), np.asarray(s_bad, bool)
         real_any |= r_bad
         synth_any |= s_bad

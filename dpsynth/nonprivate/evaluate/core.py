@@ -14,7 +14,13 @@ from dpsynth.nonprivate.evaluate.classifier import _classifier
 from dpsynth.nonprivate.evaluate.columns import column_fidelity, unrepresentable
 from dpsynth.nonprivate.evaluate.counting import _Counter, _encode
 from dpsynth.nonprivate.evaluate.marginals import _evaluate_k, _full_table_re, _range_queries
-from dpsynth.nonprivate.evaluate.neutral import NEUTRAL_METHODS, neutral_codes, neutral_marginals, verdict
+from dpsynth.nonprivate.evaluate.neutral import (
+    NEUTRAL_METHODS,
+    neutral_codes,
+    neutral_marginals,
+    verdict,
+    with_instants,
+)
 from dpsynth.nonprivate.evaluate.options import METHODS, NOT_PRIVATE, EvalOptions
 from dpsynth.nonprivate.evaluate.workload import (
     _configured_workload,
@@ -91,14 +97,15 @@ def evaluate(
         conjunctions = linear = parities = queries = None
         blocks = [_evaluate_k(real, synth, k, ctx, progress) for k in options.ks]
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
-    neutral = _neutral(real_table, synthetic_table, config, options, neutral_rng, progress)
+    real_raw, synth_raw = with_instants(real_table, domain), with_instants(synthetic_table, domain)  # raw values
+    neutral = _neutral(real_raw, synth_raw, config, options, neutral_rng, progress)
     return {
         "warning": NOT_PRIVATE,
         "dpsynth_version": __version__,
         "rows": {"real": real.n, "synthetic": synth.n},
         "verdict": verdict(neutral["marginals"], blocks),
         "neutral": neutral,
-        "unrepresentable": unrepresentable(real_table, synthetic_table, config),
+        "unrepresentable": unrepresentable(real_raw, synth_raw, config),
         "release_bins": RELEASE_BINS,
         "domain": {"columns": len(domain), "cells": math.prod(domain.sizes)},
         "settings": {"k": ks, "sample_marginals": options.sample_marginals,

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discretize import cell_labels, float_labels
+from dpsynth.data.schema import Domain
+from dpsynth.data.timestamps import instants
 from dpsynth.nonprivate import metrics as M
 from dpsynth.nonprivate.evaluate.counting import _Counter
 from dpsynth.nonprivate.evaluate.marginals import _choose_marginals
@@ -91,6 +93,23 @@ def numbers(col: pd.Series) -> np.ndarray:
     parsed = pd.to_numeric(pd.Series(uniques, dtype="string").str.strip(), errors="coerce")
     values = np.append(parsed.to_numpy(dtype=float, na_value=np.nan), np.nan)
     return values[codes]  # code -1 (null) picks the appended NaN
+
+
+def with_instants(table: pd.DataFrame, domain: Domain) -> pd.DataFrame:
+    """The table with every datetime schema column's parsed cells as float seconds since the epoch (so the
+    neutral view bins them as numbers); cells that do not parse keep their text (the ``other`` bin)."""
+    dated = [c for c in domain.columns if c.kind == "datetime" and c.name in table.columns]
+    if not dated:
+        return table
+    out = table.copy()
+    for spec in dated:  # loop over columns; each vectorized
+        col = table[spec.name]
+        seconds = instants(col, spec.format)
+        text = np.isnan(seconds) & col.notna().to_numpy()
+        values = pd.Series(seconds, index=col.index, dtype=object if text.any() else float)
+        values[text] = col[text]
+        out[spec.name] = values
+    return out
 
 
 def neutral_column(real: pd.Series, name: str) -> NeutralColumn:

@@ -1,0 +1,156 @@
+"""Instants of ``datetime`` columns: float seconds since the Unix epoch (UTC), a public calendar grid, text back.
+
+A datetime column is a numeric column over instants: its bin edges are float
+seconds, so encoding reuses the numeric path once a cell is parsed.  Parsing is
+per cell (a cell's instant depends on that cell alone, so every engine and every
+batch gives the same codes): with a ``format`` a cell is read with that strftime
+format first, then (either way) as ISO 8601; a cell that neither reads is
+unparseable (NaN).  Time zones: an offset in a cell is honoured, a cell without
+one is taken as UTC, and decoded instants are written in UTC without an offset.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpsynth.errors import ConfigError
+
+__all__ = [
+    "DATE_FORMAT",
+    "DAY",
+    "TIME_FORMAT",
+    "UNITS",
+    "calendar_edges",
+    "check_format",
+    "default_format",
+    "format_instants",
+    "instant_text",
+    "instants",
+    "parse_instant",
+    "resolution",
+]
+
+UNITS = ("year", "month", "day", "hour")
+"""Calendar units of ``unit:`` bins."""
+
+DATE_FORMAT = "%Y-%m-%d"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+DAY = 86400.0
+MAX_CALENDAR_BINS = 100_000
+"""Most calendar bins one column may declare (an hourly grid over 11 years)."""
+
+_EPOCH = pd.Timestamp(0, tz="UTC")
+_SECOND = pd.Timedelta(seconds=1)
+_STEPS = ((1.0, ("%S", "%f", "%X", "%c", "%T", "%r", "%s")), (60.0, ("%M", "%R")), (3600.0, ("%H", "%I", "%p")))
+_FREQ = {"year": "YS", "month": "MS", "day": "D", "hour": "h"}
+_SHORTEST = {"year": 365 * DAY, "month": 28 * DAY, "day": DAY, "hour": 3600.0}
+
+
+def _seconds(parsed: pd.Series | pd.DatetimeIndex) -> np.ndarray:
+    return np.asarray((parsed - _EPOCH) / _SECOND, dtype=float)
+
+
+def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:
+    """Seconds since the epoch of every cell (NaN: null or unparseable), vectorised per column.
+
+    Datetime-typed columns (Parquet timestamps) are taken as they are; numbers and
+    booleans are not instants; every other cell is read as text (see the module docstring).
+    """
+    if pd.api.types.is_datetime64_any_dtype(col):
+        return _seconds(pd.to_datetime(col, utc=True))
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col):
+        return np.full(len(col), np.nan)
+    text = col.astype("string")
+    out = np.full(len(col), np.nan)
+    todo = text.notna().to_numpy().copy()
+    for form in ((fmt,) if fmt else ()) + ("ISO8601",):  # at most two vectorised passes
+        if not todo.any():
+            break
+        parsed = pd.to_datetime(text[todo], errors="coerce", utc=True, format=form)
+        out[todo] = _seconds(parsed)
+        todo &= np.isnan(out)
+    return out
+
+
+def parse_instant(value, path: str) -> float:
+    """Seconds since the epoch of one public schema value: an ISO 8601 date or timestamp.
+
+    YAML reads an unquoted ``2016-01-01`` as a date and ``2016-01-01T10:00:00`` as a
+    timestamp; both are accepted, as is the same text quoted."""
+    if isinstance(value, _dt.date | _dt.datetime):
+        value = value.isoformat()
+    if isinstance(value, str) and value.strip():
+        x = instants(pd.Series([value], dtype=object))[0]
+        if math.isfinite(x):
+            return float(x)
+    raise ConfigError(f"{path}: expected an ISO 8601 date or timestamp such as 2016-01-01 or "
+                      f"2016-01-01T12:00:00, got {value!r}")
+
+
+def instant_text(seconds: float) -> str:
+    """ISO 8601 text of one instant: a date when it is midnight, else a timestamp (to the microsecond if needed)."""
+    t = pd.Timestamp(round(seconds * 1e6), unit="us")
+    if seconds % DAY == 0:
+        return t.strftime(DATE_FORMAT)
+    return t.isoformat()
+
+
+def calendar_edges(lower: float, upper: float, unit: str, path: str) -> np.ndarray:
+    """Edges (seconds) of the calendar ``unit`` cells meeting [lower, upper]: from the start of the
+    unit holding ``lower`` to the end of the unit holding ``upper`` (public, from the schema alone)."""
+    if (upper - lower) / _SHORTEST[unit] + 2 > MAX_CALENDAR_BINS:
+        raise ConfigError(f"{path}.unit: {unit} bins from {instant_text(lower)} to {instant_text(upper)} are more "
+                          f"than {MAX_CALENDAR_BINS:,}; use a coarser unit or 'bins:'")
+    lo, hi = pd.Timestamp(round(lower * 1e6), unit="us"), pd.Timestamp(round(upper * 1e6), unit="us")
+    start, last = _floor(lo, unit), _floor(hi, unit)
+    grid = pd.date_range(start, last + pd.tseries.frequencies.to_offset(_FREQ[unit]), freq=_FREQ[unit])
+    return _seconds(grid.tz_localize("UTC"))
+
+
+def _floor(t: pd.Timestamp, unit: str) -> pd.Timestamp:
+    if unit == "year":
+        return pd.Timestamp(t.year, 1, 1)
+    if unit == "month":
+        return pd.Timestamp(t.year, t.month, 1)
+    return t.floor("D" if unit == "day" else "h")
+
+
+def check_format(fmt, path: str) -> str:
+    """A strftime format that writes an instant this module can read back (one-line ConfigError otherwise)."""
+    probe = pd.Timestamp(2001, 2, 3, 4, 5, 6)
+    ok = isinstance(fmt, str) and "%" in fmt
+    if ok:
+        try:
+            text = probe.strftime(fmt)
+            ok = math.isfinite(instants(pd.Series([text], dtype=object), fmt)[0])
+        except (ValueError, TypeError):
+            ok = False
+    if not ok:
+        raise ConfigError(f"{path}: expected a strftime format that can be read back, such as '%d/%m/%Y' "
+                          f"or '%Y-%m-%d %H:%M', got {fmt!r}")
+    return fmt
+
+
+def default_format(edges) -> str:
+    """ISO date when every edge is a whole day (UTC midnight), else an ISO timestamp to the second."""
+    return DATE_FORMAT if all(e % DAY == 0 for e in edges) else TIME_FORMAT
+
+
+def resolution(fmt: str) -> float:
+    """Seconds between consecutive decoded instants: the finest field the format writes (second, minute,
+    hour), else a day, so that the written text is the decoded instant itself."""
+    return next((step for step, fields in _STEPS if any(f in fmt for f in fields)), DAY)
+
+
+def format_instants(seconds: np.ndarray, isnull: np.ndarray, fmt: str) -> np.ndarray:
+    """Text of every instant in ``fmt`` (None where ``isnull``), as an object array; vectorised."""
+    out = np.full(len(seconds), None, dtype=object)
+    keep = ~np.asarray(isnull, dtype=bool)
+    if keep.any():
+        us = np.round(np.asarray(seconds, dtype=float)[keep] * 1e6).astype(np.int64)
+        out[keep] = pd.DatetimeIndex(us.astype("datetime64[us]")).strftime(fmt).to_numpy(dtype=object)
+    return out
