@@ -119,8 +119,10 @@ def _datetime_values(col: pd.Series, spec: DatetimeColumn, isnull: np.ndarray, u
 def _range_text(spec: ColumnSpec) -> str:
     if isinstance(spec, DatetimeColumn):
         return f"[{instant_text(spec.edges[0])}, {instant_text(spec.edges[-1])}]"
-    lo, hi = (spec.lower, spec.upper) if isinstance(spec, IntegerColumn) else (spec.edges[0], spec.edges[-1])
-    return f"[{lo:g}, {hi:g}]"
+    if isinstance(spec, IntegerColumn):
+        return f"[{spec.lower:g}, {spec.upper:g}]"
+    assert isinstance(spec, NumericColumn), "categorical columns have no range"
+    return f"[{spec.edges[0]:g}, {spec.edges[-1]:g}]"
 
 
 def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unknown: str) -> np.ndarray:

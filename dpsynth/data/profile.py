@@ -71,10 +71,12 @@ class ColumnProfile:
         return below.astype(np.int64), int(values.size)
 
     def profile_counts(self, edges) -> np.ndarray:
-        """One cell per row: [null, text, integral numbers per bucket…, fractional numbers per bucket…].
+        """One cell per row: [null, text, dates, integral numbers per bucket…, fractional numbers per bucket…].
 
-        Buckets are (−∞, e₀), [e₀, e₁), …, [e_last, ∞) for the public ``edges``; the vector has
-        2 + 2·(len(edges) + 1) cells and sums to the number of rows (each row in exactly one cell)."""
+        A cell that reads as a number is a number; other text that reads as a date or timestamp (ISO 8601, as a
+        ``datetime`` column reads it) is a date.  Buckets are (−∞, e₀), [e₀, e₁), …, [e_last, ∞) for the public
+        ``edges``; the vector has 3 + 2·(len(edges) + 1) cells and sums to the number of rows (each row in
+        exactly one cell)."""
         edges = np.asarray(edges, dtype=float)
         nb = edges.size + 1
         finite = self._finite
@@ -82,8 +84,22 @@ class ColumnProfile:
         bucket = np.searchsorted(edges, values, side="right")
         fractional = values != np.round(values)
         numbers = np.bincount(bucket + nb * fractional, minlength=2 * nb)
-        text = int((~self._null & ~finite).sum())
-        return np.concatenate([[int(self._null.sum()), text], numbers]).astype(np.int64)
+        other = ~self._null & ~finite
+        dates = other & ~np.isnan(self._instants())
+        head = [int(self._null.sum()), int((other & ~dates).sum()), int(dates.sum())]
+        return np.concatenate([head, numbers]).astype(np.int64)
+
+    def _instants(self) -> np.ndarray:
+        if "_seconds" not in self.__dict__:  # numbers are numbers, not years: only the other cells are read
+            text = self._col.where(~self._finite & ~self._null, None).astype(object)
+            self.__dict__["_seconds"] = instants(text)
+        return self.__dict__["_seconds"]
+
+    def as_instants(self) -> ColumnProfile:
+        """The profile of this column's instants (seconds since the epoch; numbers and unparseable text are
+        missing): what a ``datetime`` column counts."""
+        seconds = np.where(self._finite, np.nan, self._instants())
+        return ColumnProfile(pd.Series(seconds))
 
     def cell_counts(self, edges) -> np.ndarray:
         """Rows of finite numbers per cell (−∞, e₁), [e₁, e₂), …, [e_{G−1}, ∞) of the public ``edges`` e₀…e_G:

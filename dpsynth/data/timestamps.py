@@ -51,7 +51,15 @@ _SHORTEST = {"year": 365 * DAY, "month": 28 * DAY, "day": DAY, "hour": 3600.0}
 
 
 def _seconds(parsed: pd.Series | pd.DatetimeIndex) -> np.ndarray:
-    return np.asarray((parsed - _EPOCH) / _SECOND, dtype=float)
+    """Seconds since the epoch (NaN for NaT), at whatever resolution pandas parsed: a year such as 5126 is
+    beyond nanosecond timestamps, so the arithmetic is done in whole seconds plus the sub-second part."""
+    values = pd.Series(parsed).dt.tz_convert(None) if getattr(parsed.dtype, "tz", None) else pd.Series(parsed)
+    whole = values.astype("datetime64[s]")
+    secs = whole.astype("int64").to_numpy().astype(float)
+    frac = ((values - whole) / _SECOND).to_numpy(dtype=float, na_value=np.nan)
+    out = secs + np.nan_to_num(frac)
+    out[values.isna().to_numpy()] = np.nan
+    return out
 
 
 def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:

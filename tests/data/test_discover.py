@@ -393,3 +393,25 @@ def test_narrow_integers_none_kept_spend_the_budget_once():
     for seed in range(5):
         found, ledger = _discover(table, {"epsilon": 0.2, "delta": 1e-6}, seed=seed)
         assert ledger.spent()[0] <= 0.2 and "year" in found.schema["columns"]
+
+
+def test_dates_are_discovered_as_a_datetime_column(monkeypatch):
+    """ISO dates (issue 27 item 3: a timestamp column became 100% __other__): the profile's date cell makes the
+    column a datetime column, binned on its instants within the data's year, with ISO day edges.  With the
+    noisy outputs replayed, a table with dates in another year gives the same schema (only mechanism outputs
+    decide)."""
+    rng = np.random.default_rng(4)
+    days = pd.Timestamp("2017-01-01") + pd.to_timedelta(rng.integers(0, 365, size=8000), unit="D")
+    a = pd.DataFrame({"when": days.strftime("%Y-%m-%d"), "k": rng.choice(["x", "y"], size=8000)})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, _ = _discover(a, {"epsilon": 2.0, "delta": 1e-6}, seed=3)
+    spec = found.schema["columns"]["when"]
+    assert spec["type"] == "datetime" and spec["missing"] == "category"
+    assert spec["edges"][0] >= "2015-01-01" and spec["edges"][-1] <= "2019-06-01" and len(spec["edges"]) >= 5
+    cfg = parse_config(_as_config(found.schema))
+    assert np.bincount(encode(a, cfg.domain, unknown=cfg.unknown)[:, 0]).size >= 4
+    coupling.mode = "replay"
+    b = a.assign(when=(days + pd.Timedelta(days=3000)).strftime("%Y-%m-%d"))
+    found2, _ = _discover(b, {"epsilon": 2.0, "delta": 1e-6}, seed=3)
+    assert found2.schema == found.schema

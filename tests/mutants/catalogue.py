@@ -463,7 +463,7 @@ MUTANTS += [
          why="issue 24: when no bucket passes the cut, the fallback takes the true fullest bucket",
          old="        shown = np.array(found) if found is not None else np.array([int(np.argmax(per_bucket))] * 2)\n",
          new="        shown = np.array(found) if found is not None else np.array([int(np.argmax("
-             "self.profile.profile_counts(edges)[2:2 + nb]))] * 2)\n", tests=T_DISC),
+             "self.profile.profile_counts(edges)[3:3 + nb]))] * 2)\n", tests=T_DISC),
     dict(id="partition-count-leak", file=SEL,
          why="issue 24: the ledger entry counts the observed values (a private count published in every report)",
          old="            count=1,\n        )\n    )\n    noisy = counts.astype(np.int64) + discrete_laplace_noise",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells, quantile_edges, support
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
@@ -35,6 +36,9 @@ counts) is free text or an identifier: it is left out of the schema, and the rep
 FRACTION_SHARE = 0.1
 """A numeric column is integral (decoded to integers) unless the fractional numbers of its profile histogram
 (cells past the cut) exceed both the cut and FRACTION_SHARE of its numbers."""
+
+DATETIME_RANGE = (-2208988800.0, 4102444800.0)
+"""The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
 
 OTHER_ONLY = "__none__"
 """The placeholder category of a column none of whose values passed partition selection."""
@@ -72,6 +76,8 @@ class ColumnDiscovery:
             if cats is None:
                 return None
             spec = {"type": "categorical", "categories": cats}
+        elif kind == "datetime":
+            spec = self._datetime(budget)
         else:
             spec = self._numeric(budget, kind, bool(integral), bounds, delta)
         spec["missing"] = missing
@@ -82,28 +88,30 @@ class ColumnDiscovery:
         edges = coarse_grid(*DEFAULT_RANGE)
         nb = edges.size + 1
         noisy = budget.histogram(self.profile.profile_counts(edges), "rows per kind and logarithmic bucket (null, "
-                                 f"text, integral and fractional numbers per bucket: {2 + 2 * nb} cells)")
+                                 f"text, dates, integral and fractional numbers per bucket: {3 + 2 * nb} cells)")
         cut = budget.block_cut(1, noisy.size)
         kept = np.where(noisy >= cut, noisy, 0)
-        text = int(kept[1])
-        ints, fracs = kept[2:2 + nb], kept[2 + nb:]
+        text, dates = int(kept[1]), int(kept[2])
+        ints, fracs = kept[3:3 + nb], kept[3 + nb:]
         numbers = int(ints.sum() + fracs.sum())
         # noisy non-null rows: the cells past the cut (clipping every cell at 0 would add noise of every empty cell)
-        self.non_null = float(max(1, text + numbers))
+        self.non_null = float(max(1, text + dates + numbers))
         if kind is None:
-            if text == 0 and numbers == 0:  # nothing stands out of the noise: decide on the raw noisy sums
-                kind = "categorical" if noisy[1] > noisy[2:].sum() else "numeric"
+            if text == 0 and dates == 0 and numbers == 0:  # nothing stands out of the noise: the raw noisy sums
+                text, numbers = int(noisy[1]), int(noisy[3:].sum())  # (a date column needs its cell past the cut)
+            if dates > max(text, numbers):
+                kind = "datetime"
             else:
                 kind = "categorical" if text > numbers else "numeric"
-            self.learned.append(f"type {kind} (noisy text and number counts)")
-        if kind == "categorical":
+            self.learned.append(f"type {kind} (noisy text, date and number counts)")
+        if kind in ("categorical", "datetime"):
             return kind, integral, None
         if integral is None:
             integral = bool(fracs.sum() <= max(cut, FRACTION_SHARE * numbers))
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
         zero = int(np.searchsorted(edges, 0.0, side="right"))  # the bucket [0, 1e-6): exact zeros of an integral column
         self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
-        per_bucket = noisy[2:2 + nb] + noisy[2 + nb:]  # two noises per bucket: the cuts of twice the variance
+        per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
         found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
             support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
                                              budget.rng, budget.name))
@@ -188,6 +196,25 @@ class ColumnDiscovery:
         if integral:
             spec["integer"] = True
         return spec
+
+    def _datetime(self, budget: ColumnBudget) -> dict:
+        """A date or timestamp column: the numeric steps on its instants (seconds since the epoch) over the public
+        range :data:`DATETIME_RANGE`; the edges become ISO dates (whole days when the range spans more than 60
+        days) for a ``datetime`` column, which decodes back to dates."""
+        self.profile = self.profile.as_instants()
+        lo, hi, weights, _ = self._fine(budget, *DATETIME_RANGE, False)
+        bins = self.hint.bins or self.spec.bins
+        edges = quantile_edges(*weights, bins, lo, hi) if weights is not None else np.linspace(lo, hi, bins + 1)
+        day = 86400.0
+        whole_days = hi - lo > 60 * day
+        edges = np.clip(edges, *DATETIME_RANGE)  # the fine cells' round widths may reach past the public range
+        edges = np.unique(np.round(edges / day) * day if whole_days else np.round(edges))
+        if edges.size < 2:
+            edges = np.array([edges[0], edges[0] + day])
+        fmt = "%Y-%m-%d" if whole_days else "%Y-%m-%dT%H:%M:%S"
+        iso = [pd.Timestamp(e, unit="s", tz="UTC").strftime(fmt) for e in edges]  # one per edge (≤ 129)
+        self.learned.append(f"{len(iso) - 1} date bins from {iso[0]} to {iso[-1]} (noisy fine histograms)")
+        return {"type": "datetime", "edges": iso}
 
     def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0):
         """A noisy histogram over public round cells covering the coarse range (:data:`FINE_SHARE` of the numeric

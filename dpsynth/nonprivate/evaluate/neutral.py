@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discretize import cell_labels, float_labels
-from dpsynth.data.schema import Domain
+from dpsynth.data.schema import DatetimeColumn, Domain
 from dpsynth.data.timestamps import instants
 from dpsynth.nonprivate import metrics as M
 from dpsynth.nonprivate.evaluate.counting import _Counter
@@ -98,7 +98,7 @@ def numbers(col: pd.Series) -> np.ndarray:
 def with_instants(table: pd.DataFrame, domain: Domain) -> pd.DataFrame:
     """The table with every datetime schema column's parsed cells as float seconds since the epoch (so the
     neutral view bins them as numbers); cells that do not parse keep their text (the ``other`` bin)."""
-    dated = [c for c in domain.columns if c.kind == "datetime" and c.name in table.columns]
+    dated = [c for c in domain.columns if isinstance(c, DatetimeColumn) and c.name in table.columns]
     if not dated:
         return table
     out = table.copy()
