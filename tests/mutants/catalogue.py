@@ -464,6 +464,11 @@ MUTANTS += [
          old="        shown = np.array(found) if found is not None else np.array([int(np.argmax(per_bucket))] * 2)\n",
          new="        shown = np.array(found) if found is not None else np.array([int(np.argmax("
              "self.profile.profile_counts(edges)[3:3 + nb]))] * 2)\n", tests=T_DISC),
+    dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
+         why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
+             "replace-one: the selection's epsilon doubles)",
+         old="    score_sens = max(f.l1 for f in fams)\n", new="    score_sens = fams[0].l1\n",
+         tests=["tests/privacy/test_replay.py"]),
     dict(id="partition-count-leak", file=SEL,
          why="issue 24: the ledger entry counts the observed values (a private count published in every report)",
          old="            count=1,\n        )\n    )\n    noisy = counts.astype(np.int64) + discrete_laplace_noise",

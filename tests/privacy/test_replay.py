@@ -120,6 +120,17 @@ def test_coupled_replay_workload_sections(algorithm, section, neighbouring, monk
                     workload={section: TINY_WORKLOADS[section]})
 
 
+@pytest.mark.parametrize("marginal_queries", ["cells", "cuboids"])
+def test_coupled_replay_mwem_mixed_query_families(marginal_queries, monkeypatch):
+    """Issue 24: MWEM with several query families at once, under replace-one: 0/1 marginal queries (sensitivity 1)
+    with the ±1 linear queries (sensitivity 2) of the tiny workload.  The selection's scores move by up to 2, so
+    the exponential mechanism must be charged at the largest family's sensitivity (mutant: the first family's,
+    which the section tests, running linear queries alone, could not see)."""
+    workload = {"marginals": [["a"], ["b"], ["a", "b"]], "linear": TINY_WORKLOADS["linear"]}
+    _coupled_replay("mwem", "replace-one", {"marginal_queries": marginal_queries, "iterations": 6}, monkeypatch,
+                    kinds={"exponential"}, workload=workload)
+
+
 def test_every_algorithm_declares_its_expected_sampling_calls():
     assert set(EXPECTED_KINDS) == set(ALGORITHMS), "add the new algorithm's mechanism kinds to EXPECTED_KINDS"
 
