@@ -52,8 +52,8 @@ spark: $(STAMP)
 	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[dev,spark]'; \
 	else echo "make: no java: the spark engine tests will be skipped"; fi
 
-test: $(STAMP) spark layers
-	$(BIN)/python -m pytest -q -m "not slow"
+test: $(STAMP) spark layers  # two workers (pytest-xdist): the machine has 2 cores; every test is process-safe
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
