@@ -25,6 +25,7 @@ from dpsynth.data.source import InputOptions
 from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
 from dpsynth.models.base import code_dtype
+from dpsynth.models.estimation import LinearMeasurement
 from dpsynth.models.mixture import RecordsModel
 from dpsynth.privacy.accountant import BudgetError, Charge, Ledger, recorded_charge
 from dpsynth.privacy.mechanisms import geometric_mechanism
@@ -127,6 +128,7 @@ def release(
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
     prior_charges: Sequence[Charge] = (),
+    prior_measurements: Sequence[LinearMeasurement] = (),
 ) -> ReleaseResult:
     """Release differentially private synthetic rows of ``table`` under ``config``.
 
@@ -161,7 +163,7 @@ def release(
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     codes = encode(table, config.domain, unknown=config.unknown)
     return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress,
-                               notice=notice, prior_charges=prior_charges)
+                               notice=notice, prior_charges=prior_charges, prior_measurements=prior_measurements)
 
 
 def release_from_source(
@@ -217,12 +219,15 @@ def release_from_counts(
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
     prior_charges: Sequence[Charge] = (),
+    prior_measurements: Sequence[LinearMeasurement] = (),
 ) -> ReleaseResult:
     """The same release from any counts engine (the data are reached only through ``counts``).
 
     ``prior_charges``: what an earlier phase on the same data already charged to this budget (a discovery in the
     same zCDP ledger); a schema that records its discovery's spend (``schema.discovery``) adds one more entry.
-    The algorithm spends what they leave, and the report's totals include them."""
+    The algorithm spends what they leave, and the report's totals include them.  ``prior_measurements``: that
+    phase's released noisy counts as linear measurements over this schema's codes, which an estimator may
+    reuse (post-processing, :attr:`AlgorithmContext.prior`)."""
     if config.discover is not None:
         raise ConfigError("schema.discover: a release from counts needs a public schema")
     preflight(config)
@@ -253,6 +258,7 @@ def release_from_counts(
         queries=config.workload,
         progress=progress,
         notice=notice,
+        prior=tuple(prior_measurements),
     )
     out = alg.run(ctx, config.params, rng=rng)
     codes = None if out.codes is None else np.asarray(out.codes).astype(code_dtype(config.domain.sizes), copy=False)
@@ -323,7 +329,7 @@ def release_discovered(
         found_charges = list(ledger.charges)
         inner = with_discovered_schema(config, found.schema, epsilon=privacy.epsilon, delta=privacy.delta)
         result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
-                         prior_charges=found_charges)
+                         prior_charges=found_charges, prior_measurements=discovery_measurements(found, inner))
         alone = Ledger(privacy.epsilon, privacy.delta, composition, charges=found_charges)
         eps_d, delta_d = alone.spent()
         spent = {"epsilon_spent": eps_d, "delta_spent": delta_d, "rho_spent": zcdp_spent(found_charges),
@@ -336,7 +342,8 @@ def release_discovered(
         found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
         eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
         inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
-        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice)
+        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
+                         prior_measurements=discovery_measurements(found, inner))
         result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
         spent = {"epsilon_spent": ledger.spent()[0], "delta_spent": ledger.spent()[1]}
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
@@ -344,6 +351,22 @@ def release_discovered(
     result.diagnostics["discovered_schema"] = found.schema
     result.config_document = release_document(config, found.schema, spent=spent)
     return result
+
+
+def discovery_measurements(found, config: Config) -> list[LinearMeasurement]:
+    """A discovery's released counts (``found.evidence``) as 1-way linear measurements over ``config``'s codes
+    (:mod:`dpsynth.data.discover.evidence`; post-processing of mechanism outputs)."""
+    from dpsynth.data.discover.evidence import one_way_queries
+
+    out = []
+    for name, ev in getattr(found, "evidence", {}).items():
+        if name not in config.domain.names:
+            continue
+        a = config.domain.index(name)
+        for query, values, sd in one_way_queries(ev, config.domain.columns[a]):
+            if sd > 0:
+                out.append(LinearMeasurement((a,), values, sd, query=query))
+    return out
 
 
 def _row_count(counts: Counts, config: Config, ledger: Ledger, rng: np.random.Generator) -> float:

@@ -17,6 +17,7 @@ from dpsynth.data.counts import Counts
 from dpsynth.data.schema import Domain
 from dpsynth.errors import ConfigError
 from dpsynth.models.base import Model
+from dpsynth.models.estimation import LinearMeasurement
 from dpsynth.models.junction import ModelTooLarge
 from dpsynth.models.synthesis import DEFAULT_ITERATIONS, DEFAULT_MODEL_CELLS, fit_model
 from dpsynth.privacy.accountant import Ledger
@@ -46,7 +47,10 @@ class AlgorithmContext:
     validated against the sections the algorithm's spec accepts.  ``notice``
     receives human-readable remarks (from public information only) as soon as
     they are known, e.g. a warning before a long run; warnings for the report
-    go in :attr:`AlgorithmOutput.warnings` as well.
+    go in :attr:`AlgorithmOutput.warnings` as well.  ``prior``: noisy linear
+    measurements released before the algorithm ran (a private discovery's
+    histograms, :mod:`dpsynth.data.discover.evidence`); an estimator may use them
+    beside its own, as post-processing.
     """
 
     domain: Domain
@@ -59,6 +63,7 @@ class AlgorithmContext:
     queries: Workload | None = None
     progress: Progress = no_progress
     notice: Callable[[str], None] = field(default=lambda msg: None)  # remarks for stderr before a long run
+    prior: tuple[LinearMeasurement, ...] = ()  # measurements already released (discovery), post-processing
 
 
 @dataclass(frozen=True)

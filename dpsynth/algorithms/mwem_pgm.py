@@ -192,6 +192,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         sd = budget.deviation(init_each, nb.histogram_l1, nb.histogram_l2)
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
+    measurements.extend(ctx.prior)  # a discovery's released histograms (post-processing)
     fit_kw = {"total": ctx.n, "max_cells": params.model_cells, "coarsen": True}
     model = estimate(sizes, measurements, iterations=params.round_iterations, **fit_kw).model
     true = {c: ctx.counts.marginal(c) for c in cands}

@@ -238,6 +238,14 @@ def test_coupled_replay_of_discovery(neighbouring, monkeypatch):
         assert dist <= sens, (mech, dist, sens)
     assert found2.schema == found.schema and found2.columns == found.columns
     assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
+    # the released counts a release reuses as measurements (evidence.py) are mechanism outputs too
+    assert found.evidence.keys() == found2.evidence.keys()
+    assert any(ev.cells is not None for ev in found.evidence.values())
+    for name, ev in found.evidence.items():
+        ev2 = found2.evidence[name]
+        for field in ("null", "labels", "label_counts", "label_sd", "cells", "cell_counts", "cell_sd"):
+            np.testing.assert_array_equal(np.asarray(getattr(ev, field), dtype=object),
+                                          np.asarray(getattr(ev2, field), dtype=object), err_msg=f"{name}.{field}")
 
 
 def test_every_discovery_draw_has_its_ledger_entry(monkeypatch):
@@ -359,28 +367,35 @@ def test_coupled_replay_of_zcdp_discovery(neighbouring, monkeypatch):
     assert sum(c.rho for c in ledger.charges) == pytest.approx(0.05)
 
 
-def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch):
+@pytest.mark.parametrize("values, edges, note", [
+    (np.arange(1997, 2003), [1996.5, 1997.5, 1998.5, 1999.5, 2000.5, 2001.5, 2002.5], "one cell per integer in"),
+    (np.array([1_000_000, 1_000_100, 1_000_200]), [1_000_000, 1_000_099.5, 1_000_199.5, 1_000_200],
+     "integer values by partition selection"),
+], ids=["years", "tied-amounts"])
+def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch, values, edges, note):
     """Years 1997..2002 (issue 27: edges 1500..2999 and a synthetic median of 2036): the fine histogram's cells are
-    wider than 1 and the support is narrow, so the rest of the budget selects the observed integers; each kept
-    year gets its own bin.  With the first run's noisy outputs replayed, a table with other counts of the same
-    years gives the same schema (mutant: the kept integers taken from the true counts)."""
+    wider than 1 and the support is narrow, so the rest of the budget measures one cell per integer of the support
+    (years) or, when the support holds more than UNIT_CELLS integers (tied amounts), selects the observed
+    integers; each kept value gets its own bin.  With the first run's noisy outputs replayed, a table with other
+    counts of the same values gives the same schema (mutants: the kept values taken from the true counts)."""
     rng = np.random.default_rng(0)
-    a = pd.DataFrame({"year": rng.integers(1997, 2003, size=6000)})
-    b = pd.DataFrame({"year": rng.choice(np.arange(1997, 2003), size=6000, p=[0.5, 0.1, 0.1, 0.1, 0.1, 0.1])})
+    k = values.size
+    a = pd.DataFrame({"year": rng.choice(values, size=6000)})
+    b = pd.DataFrame({"year": rng.choice(values, size=6000, p=[0.5] + [0.5 / (k - 1)] * (k - 1))})
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     raw = {"epsilon": 1.0, "delta": 1e-6}
     found, _ = _discover(a, raw, seed=1)
-    assert found.schema["columns"]["year"]["edges"] == [1996.5, 1997.5, 1998.5, 1999.5, 2000.5, 2001.5, 2002.5]
-    assert any("integer values by partition selection" in x for x in found.columns["year"]["learned"])
+    assert found.schema["columns"]["year"]["edges"] == edges
+    assert any(note in x for x in found.columns["year"]["learned"])
     coupling.mode = "replay"
     found2, _ = _discover(b, raw, seed=1)
     assert found2.schema == found.schema and found2.columns == found.columns
-    # a year held by ONE row is never published: replayed outputs, so only a true-count read could add it
+    # a value held by ONE row is never published: replayed outputs, so only a true-count read could add it
     outputs = [out for _, _, out in coupling.calls]
     replay = iter(outputs)
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
-    c = pd.concat([a, pd.DataFrame({"year": [2003]})], ignore_index=True)
+    c = pd.concat([a, pd.DataFrame({"year": [int(values[-1]) + 1]})], ignore_index=True)
     found3, _ = _discover(c, raw, seed=1)
     assert found3.schema == found.schema
 

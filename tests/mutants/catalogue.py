@@ -461,9 +461,14 @@ MUTANTS += [
          new="        idx, noisy = np.flatnonzero(counts > 0), counts\n", tests=T_DISC),
     dict(id="discover-bounds-fallback-true-bucket", file=DCOL,
          why="issue 24: when no bucket passes the cut, the fallback takes the true fullest bucket",
-         old="        shown = np.array(found) if found is not None else np.array([int(np.argmax(per_bucket))] * 2)\n",
-         new="        shown = np.array(found) if found is not None else np.array([int(np.argmax("
-             "self.profile.profile_counts(edges)[3:3 + nb]))] * 2)\n", tests=T_DISC),
+         old="            start = int(np.argmax(window_sums(per_bucket, w)))\n",
+         new="            start = int(np.argmax(window_sums(self.profile.profile_counts(edges)[3:3 + nb], w)))\n",
+         tests=T_DISC),
+    dict(id="discover-evidence-true-cells", file=DCOL,
+         why="issue 27: the discovery histogram reused as a 1-way measurement holds the true cell counts",
+         old="        self.evidence.cell_counts = np.asarray(noisy, dtype=float)\n",
+         new="        self.evidence.cell_counts = np.asarray(self.profile.cell_counts(grid), dtype=float)\n",
+         tests=["tests/privacy/test_replay.py", *T_DISC]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

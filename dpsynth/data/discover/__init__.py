@@ -19,8 +19,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    with a cell per row: null, text, and integral and fractional numbers per public logarithmic bucket (edges 0
    and ±{1, 1.5, 2, 3, 5, 7}·10^k within [−10⁹, 10⁹]).  Cells past a cut that all empty cells stay under with
    probability ≥ 99% count: text over numbers makes the column categorical; fractional numbers under 10% of the
-   numbers make it integral; the support of the buckets (single buckets, then rings of doubling width for thin
-   tails), widened by two buckets on each side, is the coarse range.
+   numbers make it integral; the support of the buckets (single buckets, or windows of 2, 4, 8, … adjacent
+   buckets when none passes alone, then rings and running sums of doubling width for thin tails), widened by two
+   buckets on each side, is the coarse range.
 2. **categorical**: partition selection over the observed values, the top ``max_categories`` by noisy count
    kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
    noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning.
@@ -29,7 +30,12 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    its support, and the edges are quantiles of its noisy counts (post-processing; ``edges: equal`` gives equal
    widths).  An integral column whose bounds span at most ``2·bins`` values gets one bin around each integer; a
    column hinted ``type: integer`` is an ``integer`` column unless its learned bounds span more than
-   ``max(2·bins, max_categories)`` values, in which case it is binned.
+   ``max(2·bins, max_categories)`` values, in which case it is binned.  Tied integers in a short range (years:
+   a support of at most 3 wide cells holding most of the numbers) are measured again with one cell per integer.
+
+**Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram) are kept
+as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
+estimator as 1-way linear measurements (post-processing: no further privacy cost).
 
 Nulls are always representable (``missing: category`` unless hinted).  The schema has ``unknown: other``:
 values outside the released categories go to the other-bucket, numbers outside the bounds are clamped to the end
@@ -139,6 +145,7 @@ def discover_schema(
         found = col.run(budget, delta_of.get(name, 0.0))
         if found is not None:
             out.schema["columns"][name] = found
+            out.evidence[name] = col.evidence
         out.columns[name] = {unit: eps_of[name], "delta": delta_of.get(name, 0.0),
                              "learned": col.learned, "public": sorted(_given(hint))}
         if col.dropped is not None:

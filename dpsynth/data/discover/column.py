@@ -11,7 +11,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells, quantile_edges, support
+from dpsynth.data.discover.evidence import Evidence
+from dpsynth.data.discover.noise import (
+    DEFAULT_RANGE,
+    ColumnBudget,
+    coarse_grid,
+    fine_cells,
+    quantile_edges,
+    support,
+    window_sums,
+)
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.profile import ColumnProfile
 
@@ -26,8 +35,17 @@ FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
 integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
 row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
 
+UNIT_CELLS, CONCENTRATED = 512, 0.8
+"""An integral column whose fine support spans at most FEW_CELLS cells holding at least CONCENTRATED of its noisy
+numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer; a wider one by
+partition selection over its observed integers."""
+
 COARSE_MARGIN = 2
 """Logarithmic buckets added on each side of the coarse range (see :meth:`ColumnDiscovery._profile`)."""
+
+FALLBACK_WINDOW = 4
+"""When no run of logarithmic buckets stands out of the profile's noise, the coarse range is centred on the
+FALLBACK_WINDOW adjacent buckets with the largest noisy sum (more robust than the single largest bucket)."""
 
 FREE_TEXT_SHARE = 0.1
 """A categorical column whose released categories hold less than this share of its non-null rows (noisy
@@ -58,6 +76,7 @@ class ColumnDiscovery:
         self.dropped: str | None = None  # why the column is left out of the schema (free text, identifiers)
         self.non_null: float | None = None  # noisy number of non-null rows (a profile output), when profiled
         self.zero_spike = False  # the profile shows a share of exact zeros above 1/bins (a profile output)
+        self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
         h = self.hint
@@ -90,6 +109,7 @@ class ColumnDiscovery:
         noisy = budget.histogram(self.profile.profile_counts(edges), "rows per kind and logarithmic bucket (null, "
                                  f"text, dates, integral and fractional numbers per bucket: {3 + 2 * nb} cells)")
         cut = budget.block_cut(1, noisy.size)
+        self.evidence.null = (float(noisy[0]), budget.sd)
         kept = np.where(noisy >= cut, noisy, 0)
         text, dates = int(kept[1]), int(kept[2])
         ints, fracs = kept[3:3 + nb], kept[3 + nb:]
@@ -115,7 +135,11 @@ class ColumnDiscovery:
         found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
             support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
                                              budget.rng, budget.name))
-        shown = np.array(found) if found is not None else np.array([int(np.argmax(per_bucket))] * 2)
+        if found is None:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak
+            w = min(FALLBACK_WINDOW, per_bucket.size)
+            start = int(np.argmax(window_sums(per_bucket, w)))
+            found = (start, start + w - 1)
+        shown = np.array(found)
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
         # side (the fine histogram trims the range again, at a finer resolution).
         shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
@@ -134,6 +158,8 @@ class ColumnDiscovery:
         idx, noisy = budget.partition(counts, delta)
         top = idx[: self.spec.max_categories]
         kept = [str(x) for x in labels[top]]
+        self.evidence.labels, self.evidence.label_sd = tuple(kept), budget.sd
+        self.evidence.label_counts = np.asarray(noisy[: len(top)], dtype=float)
         self.learned.append(f"{len(kept)} categories by partition selection"
                             + (f" (top {self.spec.max_categories} kept)" if len(idx) > self.spec.max_categories else ""))
         if self.non_null is not None and kept:
@@ -223,8 +249,9 @@ class ColumnDiscovery:
         that histogram says it helps most (post-processing decides, the spend is fixed):
 
         * an integral column whose support fits in at most :data:`FEW_CELLS` cells wider than 1 (tied values at
-          a large magnitude, such as years): partition selection over its observed integers (with δ), whose
-          kept values give the bounds and, when few, one bin each;
+          a large magnitude, such as years): one cell per integer over the support when it holds at most
+          :data:`UNIT_CELLS` integers (its support gives the bounds), else partition selection over its observed
+          integers (with δ), whose kept values give the bounds and, when few, one bin each;
         * a support in at most a quarter of the cells: a second histogram over the support only (zoom);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
 
@@ -237,9 +264,42 @@ class ColumnDiscovery:
         grid = fine_cells(lo, hi, integral=integral, cells=cells)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
+        first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
-        if found is not None and integral and delta > 0 and width > 1 and found[1] - found[0] + 1 <= FEW_CELLS:
+        # tied integers (years): the support is a few wide cells that hold nearly all the column's numbers
+        few = found is not None and integral and width > 1 and found[1] - found[0] + 1 <= FEW_CELLS and \
+            (self.non_null is None or noisy[found[0]:found[1] + 1].sum() >= CONCENTRATED * self.non_null)
+        if found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
+            # tied integers in a short range (years): one cell per integer over the support; its own support
+            # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
+            # heavy integers nor spread over empty ones
+            lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
+            grid = fine_cells(lo, hi, integral=True, cells=UNIT_CELLS)
+            noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per integer of the support ({grid.size - 1}"
+                                   " public cells)")
+            scale = rest.scale
+            self.learned.append(f"one cell per integer in [{lo:g}, {hi:g}) (tied integers in a short range)")
+            tied = support(noisy, rest)
+            wide_mass = float(first_noisy[found[0]:found[1] + 1].sum())
+            if tied is None or noisy[tied[0]:tied[1] + 1].sum() < CONCENTRATED * wide_mass:
+                # the integers' own support misses much of the wide cells' rows: not tied values but a spread
+                # (test scores): the per-integer counts summed in blocks, as many as the row count fills
+                w = max(1, math.ceil((grid.size - 1) / cells))
+                starts = np.arange(0, grid.size - 1, w)
+                blocks, sums = np.append(grid[starts], grid[-1]), np.add.reduceat(noisy, starts)
+                self.learned.append(f"not tied: the per-integer counts summed in blocks of {w}")
+                self._cells(grid, noisy, rest.sd)
+                spread = support(sums, ColumnBudget.with_scale(rest.scale * math.sqrt(w), budget))
+                if spread is not None and sums[spread[0]:spread[1] + 1].sum() >= CONCENTRATED * wide_mass:
+                    i, j = starts[spread[0]], min(grid.size - 1, starts[spread[1]] + w)  # unit cells [i, j)
+                    self.learned.append(f"bounds [{grid[i] + 0.5:g}, {grid[j] - 0.5:g}] (noisy blocks)")
+                    return float(grid[i] + 0.5), float(grid[j] - 0.5), \
+                        (grid[i:j + 1], np.clip(noisy[i:j], 0, None).astype(float)), None
+                # too few rows per block to find the bounds: the wide cells' support gives them (as a zoom)
+                self.learned.append(f"bounds [{lo:g}, {hi:g}] (the wider cells' support)")
+                return lo, hi, (blocks, np.clip(sums, 0, None).astype(float)), None
+        elif few and delta > 0:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
@@ -250,6 +310,7 @@ class ColumnDiscovery:
                                    "public cells)")
             self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "
                                 "cell to find thin tails with); the zoomed histogram gives the edges")
+            self._cells(grid, noisy, rest.sd)
             mass = np.clip(noisy, 0, None).astype(float)
             return lo, hi, (grid, mass), None
         else:
@@ -258,6 +319,7 @@ class ColumnDiscovery:
             w1, w2 = 1.0 / first.scale**2, 1.0 / rest.scale**2
             noisy = (w1 * noisy + w2 * again) / (w1 + w2)
             scale = 1.0 / math.sqrt(w1 + w2)
+        self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         found = support(noisy, ColumnBudget.with_scale(scale, budget))
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
@@ -268,6 +330,10 @@ class ColumnDiscovery:
             new_lo, new_hi = new_lo + 0.5, new_hi - 0.5  # unit cells [k - 0.5, k + 0.5): bounds are integers
         self.learned.append(f"bounds [{new_lo:g}, {new_hi:g}] (noisy fine histogram)")
         return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float)), None
+
+    def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
+        self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)
+        self.evidence.cell_counts = np.asarray(noisy, dtype=float)
 
     def _integers(self, budget: ColumnBudget, delta: float):
         """Partition selection over the column's observed integers: (sorted kept values, their noisy counts), or

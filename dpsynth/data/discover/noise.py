@@ -64,6 +64,11 @@ class ColumnBudget:
         """σ of the Gaussian noise (zcdp) or b of the Laplace noise (basic)."""
         return math.sqrt(self.l1) / math.sqrt(2.0 * self.amount) if self.zcdp else self.l1 / self.amount
 
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the noise (sqrt(2)·b for Laplace)."""
+        return self.scale if self.zcdp else math.sqrt(2.0) * self.scale
+
     def histogram(self, counts: np.ndarray, measured: str) -> np.ndarray:
         """Noisy integer counts of a histogram in which each row is in exactly one cell."""
         if self.zcdp:
@@ -107,12 +112,20 @@ class ColumnBudget:
 def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
     """First and last cell of the data's support read off a noisy histogram (post-processing).
 
-    The core is the cells whose own noisy count passes :meth:`ColumnBudget.block_cut`.  Thin tails spread over
-    many cells cannot pass cell by cell, so each side is then searched in rings of doubling width outside the
-    core (widths 1, 1, 2, 4, … cells): the bound moves to the outer edge of the farthest ring whose noisy sum
-    passes its own cut, at most twice as far out as the tail's mass.  None when no cell passes."""
+    The core is the cells whose own noisy count passes :meth:`ColumnBudget.block_cut`; when none does (few rows
+    spread over many cells, such as a mostly-null income), the core is the windows of 2, 4, 8, … adjacent cells
+    whose noisy sums pass the cut of a sum of that many noises, at the first width where any does.  Thin tails
+    spread over many cells cannot pass cell by cell, so each side is then searched in rings of doubling width
+    outside the core (widths 1, 1, 2, 4, … cells): the bound moves to the outer edge of the farthest ring whose
+    noisy sum passes its own cut, at most twice as far out as the tail's mass.  None when no block passes."""
     G = noisy.size
     core = np.flatnonzero(noisy >= budget.block_cut(1, G))
+    w = 1
+    while core.size == 0 and 2 * w <= G:  # no single cell stands out: windows of 2, 4, 8, … adjacent cells
+        w *= 2
+        hit = np.flatnonzero(window_sums(noisy, w) >= budget.block_cut(w, G - w + 1))
+        if hit.size:
+            core = np.arange(int(hit[0]), int(hit[-1]) + w)
     if core.size == 0:
         return None
     first, last = int(core[0]), int(core[-1])
@@ -126,7 +139,30 @@ def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
     for a, b in right:  # cells (last + a, last + b]
         if csum[last + 1 + b] - csum[last + 1 + a] >= budget.block_cut(b - a, count):
             new_last = last + b
+    # A long thin tail (a fifth of the rows over dozens of cells) may pass no ring of its own: the running sums
+    # outward from each bound over 2, 4, 8, … cells are tested too; the bound moves to the edge of the narrowest
+    # that passes, and the search starts again from there.
+    widths = np.array([1 << k for k in range(1, max(2, G).bit_length() + 1)])
+    cut = np.array([budget.block_cut(int(w), 2 * widths.size) for w in widths])
+    while True:  # at most G/2 steps, each vectorised over the widths
+        ws = widths[widths <= new_first]
+        hit = np.flatnonzero(csum[new_first] - csum[new_first - ws] >= cut[: ws.size])
+        if not hit.size:
+            break
+        new_first -= int(ws[hit[0]])
+    while True:
+        ws = widths[new_last + 1 + widths <= G]
+        hit = np.flatnonzero(csum[new_last + 1 + ws] - csum[new_last + 1] >= cut[: ws.size])
+        if not hit.size:
+            break
+        new_last += int(ws[hit[0]])
     return new_first, new_last
+
+
+def window_sums(noisy: np.ndarray, w: int) -> np.ndarray:
+    """Sums of every run of ``w`` adjacent cells (G − w + 1 of them)."""
+    csum = np.concatenate([[0], np.cumsum(noisy)])
+    return csum[w:] - csum[:-w]
 
 
 def _rings(span: int) -> list[tuple[int, int]]:

@@ -54,6 +54,7 @@ class Discovery:
     schema: dict
     columns: dict[str, dict] = field(default_factory=dict)
     public: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)  # name -> evidence.Evidence (released noisy counts)
 
 
 # --------------------------------------------------------------------------- parsing

@@ -1,0 +1,85 @@
+"""A discovery's released counts as 1-way linear measurements (dpsynth/data/discover/evidence.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth.config import zero_config
+from dpsynth.data.discover.evidence import Evidence, one_way_queries
+from dpsynth.data.schema import CategoricalColumn, IntegerColumn, NumericColumn
+
+
+def test_bins_that_are_unions_of_cells_become_queries_with_one_noise_scale():
+    """Cells of width 1 over [0, 6); bins [0, 2), [2, 2.5), [2.5, 6]: the middle bin's inner edge 2.5 cuts a cell,
+    so the two bins beside it are not exact sums and are left out; the first bin sums 2 cells (row and answer
+    divided by sqrt(2), so every row has the cells' sd); the null cell is its own query."""
+    col = NumericColumn("x", (0.0, 2.0, 2.5, 6.0), missing=True)
+    ev = Evidence(null=(7.0, 3.0), cells=np.arange(0.0, 7.0), cell_counts=np.array([1.0, 2, 3, 4, 5, 6]), cell_sd=2.0)
+    (q0, v0, s0), (q1, v1, s1) = one_way_queries(ev, col)
+    np.testing.assert_array_equal(q0, [[0, 0, 0, 1]])
+    assert v0.tolist() == [7.0] and s0 == 3.0
+    np.testing.assert_allclose(q1, [[1 / np.sqrt(2), 0, 0, 0]])
+    np.testing.assert_allclose(v1, [3 / np.sqrt(2)])
+    assert s1 == 2.0
+
+
+def test_end_bins_take_the_cells_beyond_them_and_uncovered_bins_are_skipped():
+    """Encoding clamps values outside [lower, upper] into the end bins, so cells beyond an end bin add to it; a bin
+    the cells do not reach is not measured."""
+    col = NumericColumn("x", (2.0, 4.0, 6.0, 10.0))
+    ev = Evidence(cells=np.arange(0.0, 8.0), cell_counts=np.ones(7), cell_sd=1.0)
+    ((q, v, _),) = one_way_queries(ev, col)
+    assert (q > 0).sum(axis=1).tolist() == [1, 1]  # bins 0 and 1; bin 2 reaches 10 > the cells' end 7
+    np.testing.assert_allclose(v * np.sqrt([4, 2]), [4.0, 2.0])  # [0, 4): 4 cells, [4, 6): 2 cells
+
+
+def test_integer_column_codes_and_kept_categories_above_the_selection_margin():
+    col = IntegerColumn("y", 3, 5)
+    ev = Evidence(cells=np.arange(2.5, 6.0), cell_counts=np.array([5.0, 6.0, 7.0]), cell_sd=1.0)
+    ((q, v, _),) = one_way_queries(ev, col)
+    np.testing.assert_array_equal(q, np.eye(3))
+    cat = CategoricalColumn("c", ("a", "b", "c"), missing=True, other=True)
+    ev = Evidence(labels=("b", "a", "c"), label_counts=np.array([100.0, 50.0, 20.0]), label_sd=10.0)
+    ((q, v, sd),) = one_way_queries(ev, cat)  # the floor is 20 + 2·10 = 40: 'c' (at the threshold) is left out
+    np.testing.assert_array_equal(q, [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]])
+    assert v.tolist() == [100.0, 50.0] and sd == 10.0
+
+
+def test_zero_config_release_reuses_the_discovery_histograms(monkeypatch):
+    """The release's estimator receives the discovery's released counts (AlgorithmContext.prior) as 1-way
+    measurements over the discovered schema's codes."""
+    from dpsynth.algorithms import mwem_pgm
+    from dpsynth.pipeline import release
+
+    seen = []
+    orig = mwem_pgm.estimate
+    monkeypatch.setattr(mwem_pgm, "estimate", lambda sizes, ms, **kw: seen.append(list(ms)) or orig(sizes, ms, **kw))
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"age": rng.integers(18, 90, 4000), "colour": rng.choice(["red", "blue", "green"], 4000),
+                          "income": np.where(rng.random(4000) < 0.2, np.nan, rng.lognormal(10, 1, 4000))})
+    result = release(table, zero_config(1.0, 1e-6), rng=1)
+    assert len(result.synthetic) > 0 and seen
+    queries = [m for m in seen[0] if m.query is not None]
+    assert {m.attrs for m in queries} == {(0,), (1,), (2,)}
+    for m in queries:
+        assert m.query.shape == (m.values.size, result.model.config.domain.sizes[m.attrs[0]]) and m.sigma > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_mostly_null_skewed_column_gets_bounds_around_its_values(seed):
+    """Issue 27, loans' annual_income_joint (85% null, 1,500 incomes over five logarithmic buckets, none of which
+    passes the cut alone): the edges were [-1.5, -0.5, 0.5]; windows of adjacent buckets now find the values."""
+    from dpsynth.data.discover import discover_schema
+    from dpsynth.data.discover.spec import DiscoverSpec
+    from dpsynth.privacy.accountant import Ledger, ZCDPComposition
+
+    rng = np.random.default_rng(seed)
+    x = np.where(rng.random(10_000) < 0.85, np.nan, np.round(rng.lognormal(np.log(110_000), 0.45, 10_000), -3))
+    table = pd.DataFrame({"income": x})
+    ledger = Ledger(10.0, 1e-6, ZCDPComposition())
+    found = discover_schema(table, DiscoverSpec(epsilon=1.0, delta=1e-8), ledger=ledger,
+                            rng=np.random.default_rng(seed), rho=1.5e-4)
+    edges = found.schema["columns"]["income"]["edges"]
+    assert 0 <= edges[0] <= np.nanmedian(x) <= edges[-1] <= 10 * np.nanmax(x), edges
