@@ -239,7 +239,7 @@ def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
         if name == "ireduct":  # the vectorized noise-down rounds work on all cells at once
             memory["noise-down working arrays"] = _IREDUCT_CELL * f.total_cells
         if name == "twophase":
-            from dpsynth.algorithms.twophase import phase_budgets
+            from dpsynth.algorithms.ireduct.twophase import phase_budgets
 
             sd = math.sqrt(2.0) * f.sensitivity * m / phase_budgets(f.epsilon, f.config.params)[0]
             note = "phase 1; phase 2 adds less noise where counts are large"

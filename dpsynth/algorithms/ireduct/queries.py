@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
+from dpsynth.algorithms.ireduct.loop import default_scales, ireduct_groups
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.estimation import LinearMeasurement, estimate
@@ -38,8 +39,6 @@ __all__ = ["measure_queries", "queries_budget", "queries_stage", "query_measurem
 
 
 def _lambda_max(ctx: AlgorithmContext, params, sens: float, eps: float) -> tuple[float, list[str]]:
-    from dpsynth.algorithms.ireduct import default_scales
-
     if params.lambda_max is None:
         lam, raised = default_scales(ctx.n, 1, sens, eps)
         msg = (f"lambda_max = n/10 = {ctx.n / 10:.6g} cannot pay for the first draw of the queries (sensitivity "
@@ -81,8 +80,6 @@ def queries_stage(ctx: AlgorithmContext, params) -> PlannedStage:
 
 def measure_queries(ctx: AlgorithmContext, params, *, rng: np.random.Generator):
     """(noisy answers, final scales, details, warnings); charges the ledger once (module docstring)."""
-    from dpsynth.algorithms.ireduct import ireduct_groups
-
     q = ctx.queries.queries
     eps = ctx.ledger.remaining()
     budget = queries_budget(ctx, eps)
