@@ -20,7 +20,7 @@ from dpsynth.algorithms.ireduct.twophase import oracle_scales, rescale_weights
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
 from dpsynth.pipeline import release
-from dpsynth.privacy.accountant import scale_cost
+from dpsynth.privacy.allocation import scale_cost
 
 
 def test_generalized_sensitivity_hand_case():

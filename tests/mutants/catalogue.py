@@ -25,6 +25,7 @@ from __future__ import annotations
 
 MECH = "dpsynth/privacy/mechanisms.py"
 ACC = "dpsynth/privacy/accountant.py"
+ALLOC = "dpsynth/privacy/allocation.py"
 NB = "dpsynth/privacy/neighbouring.py"
 ND = "dpsynth/privacy/noisedown.py"
 T_MECH = ["tests/privacy/test_mechanisms.py", "tests/privacy/test_audit_mechanisms.py"]
@@ -325,7 +326,7 @@ MUTANTS: list[dict] = [
          old="    factor = ctx.neighbouring.histogram_l1  #",
          new="    factor = 1.0  #",
          tests=T_REPLAY),
-    dict(id="cellset-sensitivity-ignores-overlap", file=ACC,
+    dict(id="cellset-sensitivity-ignores-overlap", file=ALLOC,
          why="cell-set queries: the reported L1 sensitivity taken as 1 per relation, as if the queries were disjoint",
          old="        self.sensitivity = self.factor * float(self.patterns.sum(axis=1).max())",
          new="        self.sensitivity = self.factor * 1.0",
@@ -507,11 +508,11 @@ MUTANTS += [
 
 # ------------------------------------------- budget arithmetic, estimator-era algorithms (issues 12, 14, 19)
 MUTANTS += [
-    dict(id="scale-cost-rounds-down", file=ACC, why="ε = Δ/λ rounded to nearest: a planned iReduct allocation may sum above ε",
+    dict(id="scale-cost-rounds-down", file=ALLOC, why="ε = Δ/λ rounded to nearest: a planned iReduct allocation may sum above ε",
          old="    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):\n        return q\n",
          new="    if True:\n        return q\n",
          tests=["tests/privacy/test_accountant.py"]),
-    dict(id="cost-allocation-trusts-float-sum", file=ACC, why="planned costs within the float margin are accepted without the exact check",
+    dict(id="cost-allocation-trusts-float-sum", file=ALLOC, why="planned costs within the float margin are accepted without the exact check",
          old="        return exact <= Fraction(self.epsilon), cost\n",
          new="        return True, cost\n",
          tests=["tests/privacy/test_accountant.py"]),

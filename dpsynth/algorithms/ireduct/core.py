@@ -74,7 +74,8 @@ from dpsynth.algorithms.ireduct.queries import queries_stage, run_queries
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
-from dpsynth.privacy.accountant import Charge, scale_cost
+from dpsynth.privacy.accountant import Charge
+from dpsynth.privacy.allocation import scale_cost
 from dpsynth.workload.marginals import SanityBounds, default_sanity_bound
 
 __all__ = [

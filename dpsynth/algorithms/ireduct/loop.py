@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpsynth.privacy.accountant import CostAllocation
+from dpsynth.privacy.allocation import CostAllocation
 from dpsynth.privacy.mechanisms import laplace_chain_start, noise_down_step
 from dpsynth.progress import Progress, no_progress
 

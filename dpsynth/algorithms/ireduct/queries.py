@@ -4,7 +4,7 @@
 query is its own group with its own scale λ_i, all starting at λ_max (Figure 4 lines 1–4); the
 queries overlap, so the budget is the generalized sensitivity of Definition 4,
 GS(Λ) = factor · max_r Σ_{i∋r} 1/λ_i over the possible rows r (factor 1 under add-remove, 2 under
-replace-one), kept ≤ ε by :class:`~dpsynth.privacy.accountant.PatternCostAllocation`.  PickQueries
+replace-one), kept ≤ ε by :class:`~dpsynth.privacy.allocation.PatternCostAllocation`.  PickQueries
 is the marginal one applied to single queries: ``pick: average`` steps the queries with the best
 ratio (λ_i/max(y_i, δ_i))·λ_i(λ_i − λ_Δ), ``pick: max`` the ones maximising λ_i/max(y_i − cλ_i, δ_i)
 (§4.3's rule with a noise margin), a batch at a time (the water level of ``refresh``), then the
@@ -32,7 +32,8 @@ from dpsynth.algorithms.ireduct.loop import default_scales, ireduct_groups
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.estimation import LinearMeasurement, estimate
-from dpsynth.privacy.accountant import Charge, PatternCostAllocation
+from dpsynth.privacy.accountant import Charge
+from dpsynth.privacy.allocation import PatternCostAllocation
 from dpsynth.workload.marginals import default_sanity_bound
 
 __all__ = ["measure_queries", "queries_budget", "queries_stage", "query_measurements", "run_queries"]
