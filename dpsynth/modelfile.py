@@ -33,7 +33,7 @@ from dpsynth._version import __version__
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config, parse_config
 from dpsynth.data.discretize import Decoded, decode_columns
-from dpsynth.data.io import json_bytes
+from dpsynth.data.io import OutputSet, json_bytes
 from dpsynth.data.schema import DatetimeColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
 from dpsynth.models.base import Model, ZeroProbability, model_from_arrays, model_to_arrays
@@ -186,6 +186,19 @@ class ReleasedModel:
 
     def with_report(self, report_bytes: bytes) -> ReleasedModel:
         return replace(self, report_sha256=sha256(report_bytes))
+
+    def save(self, path: str | Path, *, report: Mapping | None = None, force: bool = False) -> Path:
+        """Write the model file (:meth:`to_bytes`) to ``path`` atomically, as ``dpsynth release --model`` does:
+        into a temporary file beside it, then renamed into place, so a failure leaves no partial file.
+
+        ``report``: the release's report (``result.report``): the file then records the hash of its JSON as
+        dpsynth writes it (the link ``dpsynth sample`` and the report check); ``force``: overwrite an existing
+        file (else :class:`~dpsynth.errors.OutputError`, as for the CLI without ``--force``)."""
+        model = self if report is None else self.with_report(json_bytes(report))
+        with OutputSet(force=force) as out:
+            out.add_bytes(path, model.to_bytes())
+            out.commit()
+        return Path(path)
 
 
 def _check_rows(rows) -> None:
