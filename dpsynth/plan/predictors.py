@@ -207,6 +207,8 @@ def _ireduct_queries(f: Facts) -> AlgorithmPlan:
     """iReduct over ``workload.queries`` (counting queries as cell sets): one charge for all queries at the
     generalized sensitivity (Definition 4), noise-down arrays over the queries, the counts of their columns."""
     q = f.config.workload.queries
+    if q is None:  # PREDICTORS call this for a workload.queries release only
+        raise ValueError("iReduct's queries plan needs a workload.queries section")
     domain = f.config.domain
     factor = f.config.privacy.neighbouring.histogram_l1
     sens = factor * q.depth
