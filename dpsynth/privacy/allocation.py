@@ -45,12 +45,12 @@ class CostAllocation:
     total is within a relative 1e-9 of ε); the caller charges the ledger with the final costs.
     """
 
-    def __init__(self, epsilon: float, sensitivity: float, scales: Sequence[float]):
+    def __init__(self, epsilon: float, sensitivity: float, scales: Sequence[float] | np.ndarray):
         self.epsilon = float(epsilon)
         self.sensitivity = float(sensitivity)
         self.reset(scales)
 
-    def reset(self, scales: Sequence[float]) -> None:
+    def reset(self, scales: Sequence[float] | np.ndarray) -> None:
         self.costs = [scale_cost(self.sensitivity, s) for s in [float(x) for x in scales]]
         self.total = math.fsum(self.costs)
 
@@ -96,7 +96,7 @@ class PatternCostAllocation:
     never under-reports the budget.
     """
 
-    def __init__(self, epsilon: float, factor: float, patterns, scales: Sequence[float]):
+    def __init__(self, epsilon: float, factor: float, patterns, scales: Sequence[float] | np.ndarray):
         self.epsilon = float(epsilon)
         self.factor = float(factor)
         self.patterns = np.asarray(patterns, dtype=bool)
@@ -116,7 +116,7 @@ class PatternCostAllocation:
         out = float(exact)
         return out if Fraction(out) >= exact else _round_up(out)
 
-    def reset(self, scales: Sequence[float]) -> None:
+    def reset(self, scales: Sequence[float] | np.ndarray) -> None:
         self.costs = np.array([scale_cost(1.0, float(s)) for s in np.asarray(scales, dtype=float)])
         self.loads = self._p @ self.costs
         self.total = self._bound(self.loads, self.costs)

@@ -125,7 +125,7 @@ def marginal_label(domain, attrs) -> str:
 
 
 # --------------------------------------------------------------------------- run
-def resolve_scales(ctx: AlgorithmContext, params, epsilon: float) -> tuple[float, float, float, list[str]]:
+def resolve_scales(ctx: AlgorithmContext, params, epsilon: float) -> tuple[float, float, np.ndarray, list[str]]:
     """(λ_max, λ_Δ, δ, warnings) from the params and the public n."""
     sens = ctx.neighbouring.histogram_l1
     m = len(ctx.workload)
