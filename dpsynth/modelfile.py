@@ -33,7 +33,7 @@ from dpsynth._version import __version__
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config, parse_config
 from dpsynth.data.discretize import Decoded, decode_columns
-from dpsynth.data.io import OutputSet, json_bytes
+from dpsynth.data.io import json_bytes
 from dpsynth.data.schema import DatetimeColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
 from dpsynth.models.base import Model, ZeroProbability, model_from_arrays, model_to_arrays
@@ -194,6 +194,8 @@ class ReleasedModel:
         ``report``: the release's report (``result.report``): the file then records the hash of its JSON as
         dpsynth writes it (the link ``dpsynth sample`` and the report check); ``force``: overwrite an existing
         file (else :class:`~dpsynth.errors.OutputError`, as for the CLI without ``--force``)."""
+        from dpsynth.data.io import OutputSet
+
         model = self if report is None else self.with_report(json_bytes(report))
         with OutputSet(force=force) as out:
             out.add_bytes(path, model.to_bytes())
