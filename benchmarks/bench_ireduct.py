@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpsynth.algorithms import AlgorithmContext, ireduct, iresamp, twophase
+from dpsynth.algorithms import AlgorithmContext, ireduct
+from dpsynth.algorithms.ireduct import iresamp, twophase
 from dpsynth.algorithms.laplace import measure_marginals
 from dpsynth.config import load_config
 from dpsynth.data.counts import ArrayCounts

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_ireduct import context
-from dpsynth.algorithms import ireduct, twophase
+from dpsynth.algorithms import ireduct
+from dpsynth.algorithms.ireduct import twophase
 from dpsynth.algorithms.laplace import measure_marginals
 from dpsynth.config import load_config
 from dpsynth.data.counts import ArrayCounts

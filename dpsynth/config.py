@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 import yaml
@@ -33,6 +33,7 @@ from dpsynth.workload.spec import KEYS, Workload, parse_workload
 __all__ = [
     "DEFAULT_MAX_CELLS",
     "NOMINAL_EPSILON",
+    "ColumnDocument",
     "Config",
     "OutputConfig",
     "PrivacyConfig",
@@ -104,6 +105,73 @@ class Config:
     def marginals(self) -> tuple[tuple[int, ...], ...]:
         """The workload's marginals (tuples of column indices)."""
         return self.workload.marginals
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        columns: Mapping[str, ColumnDocument],
+        epsilon: float,
+        delta: float = 0.0,
+        neighbouring: Literal["add-remove", "replace-one"] = "add-remove",
+        n_epsilon: float | None = None,
+        algorithm: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        marginals: int | Sequence[Sequence[str]] | None = None,
+        workload: Mapping[str, Any] | None = None,
+        unknown: Literal["error", "other"] = "error",
+        rows: int | None = None,
+        seed: int | None = None,
+        max_cells: int | None = None,
+    ) -> Config:
+        """A configuration from keyword arguments, validated exactly as the YAML document they stand for.
+
+        ``columns``: column name -> its ``schema.columns`` entry (:class:`ColumnDocument`: ``type`` and the keys
+        of that type, docs/config.md); ``epsilon``, ``delta``, ``neighbouring``, ``n_epsilon`` (``None``: n is
+        public) make ``privacy``; ``algorithm`` (``None``: ``auto``) and ``params`` make ``algorithm``;
+        ``marginals`` (k for all k-way marginals, or lists of column names) is ``workload.marginals``, and
+        ``workload`` any other workload sections; ``rows`` is ``output.rows`` (``None``: n).  A mistake is the
+        :class:`ConfigError` the YAML would give, naming the key path (``privacy.epsilon: ...``).
+        """
+        privacy: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "neighbouring": neighbouring}
+        if n_epsilon is not None:
+            privacy["n"] = {"epsilon": n_epsilon}
+        sections = dict(workload or {})
+        if marginals is not None:
+            if "marginals" in sections:
+                raise ConfigError("workload.marginals: given twice (the marginals argument and workload); keep one")
+            sections["marginals"] = {"k": marginals} if isinstance(marginals, int) else [list(m) for m in marginals]
+        raw: dict[str, Any] = {
+            "schema": {"columns": {name: dict(spec) for name, spec in columns.items()}, "unknown": unknown},
+            "privacy": privacy,
+            "algorithm": {"params": dict(params or {}), **({"name": algorithm} if algorithm is not None else {})},
+            "workload": sections,
+        }
+        if rows is not None:
+            raw["output"] = {"rows": rows}
+        if seed is not None:
+            raw["seed"] = seed
+        if max_cells is not None:
+            raw["limits"] = {"max_cells": max_cells}
+        return parse_config(raw)
+
+
+class ColumnDocument(TypedDict, total=False):
+    """One ``schema.columns`` entry as :meth:`Config.build` takes it (docs/config.md, "schema"): ``type`` is
+    ``categorical`` (``categories``), ``numeric`` (``lower``/``upper``/``bins`` or ``edges``; ``integer``),
+    ``integer`` (``lower``/``upper``) or ``datetime`` (``lower``/``upper`` with ``bins`` or ``unit``, or
+    ``edges``; ``format``); ``missing`` is ``error`` (default) or ``category``."""
+
+    type: Literal["categorical", "numeric", "integer", "datetime"]
+    categories: Sequence[str | int | float]
+    lower: float | int | str
+    upper: float | int | str
+    bins: int
+    edges: Sequence[float | str]
+    integer: bool
+    unit: str
+    format: str
+    missing: Literal["error", "category"]
 
 
 # ----------------------------------------------------------------------------- schema

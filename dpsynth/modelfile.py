@@ -187,6 +187,21 @@ class ReleasedModel:
     def with_report(self, report_bytes: bytes) -> ReleasedModel:
         return replace(self, report_sha256=sha256(report_bytes))
 
+    def save(self, path: str | Path, *, report: Mapping | None = None, force: bool = False) -> Path:
+        """Write the model file (:meth:`to_bytes`) to ``path`` atomically, as ``dpsynth release --model`` does:
+        into a temporary file beside it, then renamed into place, so a failure leaves no partial file.
+
+        ``report``: the release's report (``result.report``): the file then records the hash of its JSON as
+        dpsynth writes it (the link ``dpsynth sample`` and the report check); ``force``: overwrite an existing
+        file (else :class:`~dpsynth.errors.OutputError`, as for the CLI without ``--force``)."""
+        from dpsynth.data.io import OutputSet
+
+        model = self if report is None else self.with_report(json_bytes(report))
+        with OutputSet(force=force) as out:
+            out.add_bytes(path, model.to_bytes())
+            out.commit()
+        return Path(path)
+
 
 def _check_rows(rows) -> None:
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from dpsynth.config import load_config, parse_config
+from dpsynth.config import Config, load_config, parse_config
 from dpsynth.data.schema import CategoricalColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, InputMissingError
 from dpsynth.privacy import Neighbouring
@@ -153,3 +153,59 @@ def test_shipped_configs_load(root):
     for path in sorted((root / "configs").glob("*.yaml")):
         cfg = load_config(path)
         assert len(cfg.domain) > 0 or cfg.discover is not None, path  # schema: {discover: ...} learns it
+
+
+# ----------------------------------------------------------------------------- Config.build
+def test_build_is_the_document_it_stands_for(tiny_raw_config):
+    columns = tiny_raw_config["schema"]["columns"]
+    assert Config.build(columns=columns, epsilon=1.0, algorithm="laplace", marginals=2) == parse_config(tiny_raw_config)
+    raw = {
+        "schema": {"columns": columns, "unknown": "other"},
+        "privacy": {"epsilon": 2.0, "delta": 1e-6, "neighbouring": "replace-one", "n": {"epsilon": 0.1}},
+        "algorithm": {"name": "ireduct", "params": {"pick": "max"}},
+        "workload": {"marginals": [["color", "size"], ["count"]], "sanity_bounds": {"default": 5}},
+        "output": {"rows": 77},
+        "seed": 3,
+        "limits": {"max_cells": 1000},
+    }
+    built = Config.build(columns=columns, epsilon=2.0, delta=1e-6, neighbouring="replace-one", n_epsilon=0.1,
+                         algorithm="ireduct", params={"pick": "max"}, marginals=[("color", "size"), ["count"]],
+                         workload={"sanity_bounds": {"default": 5}}, unknown="other", rows=77, seed=3, max_cells=1000)
+    assert built == parse_config(raw)
+    assert built.marginals == ((0, 1), (2,)) and built.params.pick == "max" and built.output.rows == 77
+    assert built.privacy.neighbouring is Neighbouring.REPLACE_ONE and built.privacy.n_epsilon == 0.1
+
+
+def test_build_defaults_to_auto_on_all_two_way_marginals(tiny_raw_config):
+    built = Config.build(columns=tiny_raw_config["schema"]["columns"], epsilon=1.0)
+    assert built.algorithm == "auto" and len(built.marginals) == 6 and built.privacy.delta == 0.0
+
+
+@pytest.mark.parametrize(("kwargs", "path", "value"), [
+    ({"epsilon": -1.0}, "privacy.epsilon", -1.0),
+    ({"algorithm": "nope"}, "algorithm.name", "nope"),
+    ({"params": {"pick": "max"}}, "algorithm.params", {"pick": "max"}),
+    ({"marginals": [["colour"]]}, "workload.marginals", [["colour"]]),
+    ({"neighbouring": "swap"}, "privacy.neighbouring", "swap"),
+])
+def test_build_errors_are_the_yaml_ones(tiny_raw_config, kwargs, path, value):
+    """The same mistake gives the same one-line message (with its key path) as in the YAML document."""
+    with pytest.raises(ConfigError) as from_yaml:
+        parse_config(_with(tiny_raw_config, path, value))
+    assert str(from_yaml.value).startswith(path)
+    args = {"columns": tiny_raw_config["schema"]["columns"], "epsilon": 1.0, "algorithm": "laplace", "marginals": 2}
+    with pytest.raises(ConfigError, match="^" + re.escape(str(from_yaml.value)) + "$"):
+        Config.build(**{**args, **kwargs})
+
+
+def test_build_refuses_marginals_given_twice(tiny_raw_config):
+    with pytest.raises(ConfigError, match=re.escape(
+            "workload.marginals: given twice (the marginals argument and workload); keep one")):
+        Config.build(columns=tiny_raw_config["schema"]["columns"], epsilon=1.0, marginals=2,
+                     workload={"marginals": {"k": 1}})
+
+
+def test_build_column_errors_are_the_yaml_ones(tiny_raw_config):
+    columns = {**tiny_raw_config["schema"]["columns"], "size": {"type": "numeric", "lower": 5, "upper": 1, "bins": 2}}
+    with pytest.raises(ConfigError, match=re.escape("schema.columns.size.upper: must be greater than lower (1 <= 5)")):
+        Config.build(columns=columns, epsilon=1.0)

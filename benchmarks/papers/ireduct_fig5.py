@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.papers.common import Clock, adult_counts, counts_ctx, figure, parser, save, write_png
-from dpsynth.algorithms import laplace, twophase
+from dpsynth.algorithms import laplace
+from dpsynth.algorithms.ireduct import twophase
 from dpsynth.nonprivate.metrics import overall_relative_error
 
 FRACTIONS = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7)

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.papers.common import Clock, adult_counts, counts_ctx, figure, parser, save, write_png
-from dpsynth.algorithms import ireduct, iresamp, laplace, twophase
+from dpsynth.algorithms import ireduct, laplace
+from dpsynth.algorithms.ireduct import iresamp, twophase
 from dpsynth.nonprivate.metrics import overall_relative_error
 from dpsynth.nonprivate.oracle import oracle_marginals
 

@@ -23,9 +23,9 @@ _MODULES: dict[str, str] = {
     "laplace": "dpsynth.algorithms.laplace",
     "mwem": "dpsynth.algorithms.mwem",
     "dualquery": "dpsynth.algorithms.dualquery.core",
-    "ireduct": "dpsynth.algorithms.ireduct",
-    "twophase": "dpsynth.algorithms.twophase",
-    "iresamp": "dpsynth.algorithms.iresamp",
+    "ireduct": "dpsynth.algorithms.ireduct.core",
+    "twophase": "dpsynth.algorithms.ireduct.twophase",
+    "iresamp": "dpsynth.algorithms.ireduct.iresamp",
     "fourier": "dpsynth.algorithms.fourier",
     "auto": "dpsynth.algorithms.auto",
 }

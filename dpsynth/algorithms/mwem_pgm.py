@@ -49,7 +49,8 @@ from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.synthesis import signal_priority
-from dpsynth.privacy.accountant import RoundBudget, zcdp_to_approx_dp
+from dpsynth.privacy.accountant import zcdp_to_approx_dp
+from dpsynth.privacy.allocation import RoundBudget
 from dpsynth.privacy.mechanisms import (
     discrete_gaussian_mechanism,
     exponential_mechanism,
@@ -129,7 +130,7 @@ def _label(ctx, attrs) -> str:
 
 def round_budget(params, total_budget: float, *, zcdp: bool, rounds: bool) -> RoundBudget:
     """The budget of a run (and of its plan): ``total_budget`` (ε left, or ρ available) shared as
-    :class:`~dpsynth.privacy.accountant.RoundBudget` says; ``rounds`` false (no candidate to select) gives
+    :class:`~dpsynth.privacy.allocation.RoundBudget` says; ``rounds`` false (no candidate to select) gives
     the 1-way marginals the whole budget."""
     init_fraction = params.init_fraction if rounds else 1.0 - 1e-12
     return RoundBudget(total_budget, init_fraction=init_fraction, iterations=params.iterations,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpsynth.algorithms.twophase import oracle_scales, rescale_weights
+from dpsynth.algorithms.ireduct.twophase import oracle_scales, rescale_weights
 from dpsynth.errors import ConfigError
 from dpsynth.nonprivate.metrics import overall_relative_error
 from dpsynth.workload.marginals import default_sanity_bound

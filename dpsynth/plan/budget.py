@@ -29,7 +29,7 @@ def plan_context(config: Config, n: float) -> tuple[AlgorithmContext, list[Plann
     privacy = config.privacy
     ledger = Ledger(privacy.epsilon, privacy.delta, spec.composition(config.params, privacy))
     prior = []
-    if not privacy.n_public:
+    if privacy.n_epsilon is not None:  # n private (not privacy.n_public)
         ledger.charge(_row_count_charge(privacy.n_epsilon))
         prior.append(PlannedStage(stage="row-count", charges=1, total=privacy.n_epsilon,
                                   epsilon=(privacy.n_epsilon,),

@@ -156,7 +156,7 @@ def make_plan(
 def check_memory(plan: Plan) -> None:
     """Refuse (ConfigError, exit 64) when the predicted peak exceeds the memory limit."""
     if plan.peak_memory > plan.max_memory:
-        biggest = max(plan.memory, key=plan.memory.get)
+        biggest = max(plan.memory, key=lambda part: plan.memory[part])
         raise ConfigError(
             f"limits.max_memory: this release is predicted to need {format_bytes(plan.peak_memory)} "
             f"(largest part: {biggest}, {format_bytes(plan.memory[biggest])}), more than the limit of "

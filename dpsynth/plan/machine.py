@@ -83,7 +83,7 @@ def memory_limits() -> dict[str, int]:
 def default_limit() -> tuple[int, str]:
     """The default ``limits.max_memory`` and where it comes from (the smallest limit governs)."""
     limits = memory_limits()
-    name = min(limits, key=limits.get)
+    name = min(limits, key=lambda k: limits[k])
     size = limits[name]
     ram = format_bytes(limits[RAM])
     if name == RAM:

@@ -207,6 +207,8 @@ def _ireduct_queries(f: Facts) -> AlgorithmPlan:
     """iReduct over ``workload.queries`` (counting queries as cell sets): one charge for all queries at the
     generalized sensitivity (Definition 4), noise-down arrays over the queries, the counts of their columns."""
     q = f.config.workload.queries
+    if q is None:  # PREDICTORS call this for a workload.queries release only
+        raise ValueError("iReduct's queries plan needs a workload.queries section")
     domain = f.config.domain
     factor = f.config.privacy.neighbouring.histogram_l1
     sens = factor * q.depth
@@ -239,7 +241,7 @@ def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
         if name == "ireduct":  # the vectorized noise-down rounds work on all cells at once
             memory["noise-down working arrays"] = _IREDUCT_CELL * f.total_cells
         if name == "twophase":
-            from dpsynth.algorithms.twophase import phase_budgets
+            from dpsynth.algorithms.ireduct.twophase import phase_budgets
 
             sd = math.sqrt(2.0) * f.sensitivity * m / phase_budgets(f.epsilon, f.config.params)[0]
             note = "phase 1; phase 2 adds less noise where counts are large"

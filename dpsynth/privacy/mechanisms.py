@@ -474,7 +474,7 @@ def laplace_chain_start(
     NOT charged here: by Theorem 1 a chain Laplace(λ_max) → NoiseDown → … costs only its
     last draw, whose scale is not known yet.  The caller must charge the ledger with the
     final scales before anything computed from the chain leaves it (iReduct does:
-    :func:`dpsynth.algorithms.ireduct.charge_final_scales`).  ``sensitivity`` is the L1
+    :func:`dpsynth.algorithms.ireduct.core.charge_final_scales`).  ``sensitivity`` is the L1
     sensitivity of the whole ``values`` vector (for the record of the test hook).
     """
     sensitivity = _check_positive("sensitivity", sensitivity)

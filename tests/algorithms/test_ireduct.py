@@ -15,12 +15,12 @@ from dpsynth.algorithms.ireduct import (
     ireduct_marginals,
     pick_priority,
     pick_ratio,
-    scale_cost,
 )
-from dpsynth.algorithms.twophase import oracle_scales, rescale_weights
+from dpsynth.algorithms.ireduct.twophase import oracle_scales, rescale_weights
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
 from dpsynth.pipeline import release
+from dpsynth.privacy.allocation import scale_cost
 
 
 def test_generalized_sensitivity_hand_case():

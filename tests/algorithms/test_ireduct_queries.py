@@ -14,7 +14,7 @@ from dpsynth.algorithms.ireduct import MAX_MARGIN, Pick, ireduct_groups, ireduct
 from dpsynth.cli import app
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
-from dpsynth.privacy.accountant import PatternCostAllocation
+from dpsynth.privacy.allocation import PatternCostAllocation
 from tests.privacy.audit import tiny_neighbours, tiny_raw_config
 
 # (x, x) lies in q_ax and q_bx only, (z, z) in q_az and q_bz only: replace-one moves 4 answers by 1

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from dpsynth.algorithms.ireduct import error_weights
-from dpsynth.algorithms.twophase import rescale_weights
+from dpsynth.algorithms.ireduct.twophase import rescale_weights
 from dpsynth.cli import app
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError

@@ -316,3 +316,51 @@ def test_the_model_file_states_the_guarantee_of_its_release(privacy, mode, tiny_
     assert back.config.privacy.n_public == cfg.privacy.n_public == (mode == "public")
     assert back.config.privacy.n_epsilon == cfg.privacy.n_epsilon
     assert back.privacy == result.report["privacy"]
+
+
+# ----------------------------------------------------------------------------- ReleasedModel.save
+def test_save_writes_the_cli_model_file(released, tmp_path):
+    """``save(path, report=...)`` writes the bytes ``dpsynth release --model`` writes (the report linked)."""
+    from dpsynth.data.io import json_bytes
+
+    path = tmp_path / "m.dpm"
+    assert released.model.save(path, report=released.report) == path
+    cli_bytes = released.model.with_report(json_bytes(released.report)).to_bytes()
+    assert path.read_bytes() == cli_bytes
+    manifest = json.loads(zipfile.ZipFile(path).read("manifest.json"))
+    assert manifest["report_sha256"] == sha256(json_bytes(released.report))
+    plain = tmp_path / "plain.dpm"
+    released.model.save(str(plain))
+    assert plain.read_bytes() == released.model.to_bytes() and load_model(plain).report_sha256 is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.dpm", "plain.dpm"]  # no temporary file left
+
+
+def test_save_keeps_an_existing_file_unless_forced(released, tmp_path):
+    from dpsynth.errors import OutputError
+
+    path = tmp_path / "m.dpm"
+    path.write_bytes(b"old")
+    with pytest.raises(OutputError, match=re.escape(f"output exists: {path} (use --force to overwrite)")):
+        released.model.save(path)
+    assert path.read_bytes() == b"old"
+    released.model.save(path, force=True)
+    assert load_model(path).sha256 == released.model.sha256
+    with pytest.raises(OutputError, match=re.escape(f"cannot create output {tmp_path / 'no' / 'm.dpm'}: directory")):
+        released.model.save(tmp_path / "no" / "m.dpm")
+
+
+def test_save_is_atomic(released, tmp_path, monkeypatch):
+    """A failure at the rename leaves the old file as it was and no temporary file behind."""
+    from dpsynth.data import io as dio
+    from dpsynth.errors import OutputError
+
+    path = tmp_path / "m.dpm"
+    path.write_bytes(b"old")
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(dio.os, "replace", fail)
+    with pytest.raises(OutputError, match=re.escape("cannot create output: No space left on device")):
+        released.model.save(path, force=True)
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["m.dpm"]

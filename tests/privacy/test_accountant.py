@@ -12,19 +12,17 @@ from dpsynth.errors import BudgetError
 from dpsynth.privacy.accountant import (
     BasicComposition,
     Charge,
-    CostAllocation,
     Ledger,
-    RoundBudget,
     ZCDPComposition,
     approx_dp_to_zcdp,
     bounded_range_epsilon,
     exact_sum,
-    scale_cost,
     split_budget,
     zcdp_available,
     zcdp_spent,
     zcdp_to_approx_dp,
 )
+from dpsynth.privacy.allocation import CostAllocation, RoundBudget, scale_cost
 
 
 def _c(eps, **kw):

@@ -10,7 +10,7 @@ import pytest
 
 from dpsynth.config import parse_config
 from dpsynth.errors import ConfigError
-from dpsynth.privacy.accountant import PatternCostAllocation, scale_cost
+from dpsynth.privacy.allocation import PatternCostAllocation, scale_cost
 from dpsynth.workload import cellsets
 from tests.privacy.audit import tiny_raw_config
 

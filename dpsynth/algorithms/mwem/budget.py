@@ -53,7 +53,7 @@ class Split:
     def stages(self) -> list[Stage]:
         """The charges in ledger order, consecutive equal parts merged (parts may differ by the ulp that
         :func:`~dpsynth.privacy.accountant.split_budget` takes off to keep their exact sum in the budget)."""
-        unit = "rho" if self.zcdp else "epsilon"
+        unit: Literal["epsilon", "rho"] = "rho" if self.zcdp else "epsilon"
         order = [("mwem-init", p) for p in self.init]
         order += [(name, p) for pair in zip(self.select, self.measure) for name, p in zip(
             ("mwem-select", "mwem-measure"), pair)]
@@ -73,6 +73,8 @@ def split(params: Params, columns: int, rounds: int, available: float) -> Split:
     for selection and the rest for measurement; the initialisation share is split equally over the 1-way
     marginals (``init: noisy``) or spent at once on the full table (``init: cells``, §2.3.2)."""
     zcdp = params.accounting == "zcdp"
+    if params.init_fraction is None or params.select_fraction is None:
+        raise ValueError("mwem budget split: params must be resolved first (mwem.params.resolve_config)")
     f_init = params.init_fraction if params.init != "uniform" else 0.0
     per_round = (1.0 - f_init) / rounds
     weights = [f_init] + [per_round * params.select_fraction, per_round * (1 - params.select_fraction)] * rounds
@@ -130,8 +132,8 @@ class _Budget:
         if discrete:
             true = np.rint(np.asarray(true, dtype=float)).astype(np.int64)  # exact integer counts
         if self.zcdp:
-            mech = discrete_gaussian_mechanism if discrete else gaussian_mechanism
-            noisy = mech(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
+            gauss = discrete_gaussian_mechanism if discrete else gaussian_mechanism
+            noisy = gauss(true, l2_sensitivity=l2, rho=part, ledger=self.ctx.ledger, rng=rng, stage=stage,
                          measured=measured)
             return np.asarray(noisy, dtype=float), l2 / math.sqrt(2.0 * part)
         mech = geometric_mechanism if discrete else laplace_mechanism

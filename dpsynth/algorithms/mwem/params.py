@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from dpsynth.algorithms.base import AlgorithmContext
 from dpsynth.errors import ConfigError
@@ -16,7 +16,9 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
 _P = "algorithm.params"
 
 
-_VARIANT_DEFAULTS = {
+Variant = Literal["pgm", "paper"]
+
+_VARIANT_DEFAULTS: dict[str, dict[str, Any]] = {
     "paper": {"select_fraction": 0.5, "init_fraction": 0.2},  # iterations: effective_iterations
     "pgm": {"iterations": 20, "select_fraction": 0.1, "init_fraction": 0.1},
 }
@@ -58,7 +60,7 @@ class Params:
     sampling: Literal["iid", "systematic"] = "iid"
     noise: Literal["discrete", "continuous"] = "discrete"
 
-    def resolved(self, variant: str, accounting: str) -> Params:
+    def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
         fill = {k: v for k, v in _VARIANT_DEFAULTS[variant].items() if getattr(self, k) is None}
         return dataclasses.replace(self, variant=variant, accounting=accounting, **fill)
@@ -180,7 +182,7 @@ def _too_many_rounds(T: int, candidates: int) -> str:
             "(lower iterations, leave it unset, or set reselect: true)")
 
 
-def variant_of(params: Params, has_queries: bool) -> str:
+def variant_of(params: Params, has_queries: bool) -> Variant:
     """The variant that runs: ``params.variant``, or ``pgm`` unless ranges, linear or cell queries need
     ``paper`` (``has_queries``: the workload has ranges or linear queries)."""
     if params.variant is not None:

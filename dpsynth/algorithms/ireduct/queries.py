@@ -4,7 +4,7 @@
 query is its own group with its own scale λ_i, all starting at λ_max (Figure 4 lines 1–4); the
 queries overlap, so the budget is the generalized sensitivity of Definition 4,
 GS(Λ) = factor · max_r Σ_{i∋r} 1/λ_i over the possible rows r (factor 1 under add-remove, 2 under
-replace-one), kept ≤ ε by :class:`~dpsynth.privacy.accountant.PatternCostAllocation`.  PickQueries
+replace-one), kept ≤ ε by :class:`~dpsynth.privacy.allocation.PatternCostAllocation`.  PickQueries
 is the marginal one applied to single queries: ``pick: average`` steps the queries with the best
 ratio (λ_i/max(y_i, δ_i))·λ_i(λ_i − λ_Δ), ``pick: max`` the ones maximising λ_i/max(y_i − cλ_i, δ_i)
 (§4.3's rule with a noise margin), a batch at a time (the water level of ``refresh``), then the
@@ -24,22 +24,24 @@ it names; post-processing).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
+from dpsynth.algorithms.ireduct.loop import default_scales, ireduct_groups
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.estimation import LinearMeasurement, estimate
-from dpsynth.privacy.accountant import Charge, PatternCostAllocation
+from dpsynth.privacy.accountant import Charge
+from dpsynth.privacy.allocation import PatternCostAllocation
+from dpsynth.workload.cellsets import CellSetQueries
 from dpsynth.workload.marginals import default_sanity_bound
 
-__all__ = ["measure_queries", "queries_budget", "queries_stage", "query_measurements", "run_queries"]
+__all__ = ["cell_queries", "measure_queries", "queries_budget", "queries_stage", "query_measurements", "run_queries"]
 
 
 def _lambda_max(ctx: AlgorithmContext, params, sens: float, eps: float) -> tuple[float, list[str]]:
-    from dpsynth.algorithms.ireduct import default_scales
-
     if params.lambda_max is None:
         lam, raised = default_scales(ctx.n, 1, sens, eps)
         msg = (f"lambda_max = n/10 = {ctx.n / 10:.6g} cannot pay for the first draw of the queries (sensitivity "
@@ -52,26 +54,35 @@ def _lambda_max(ctx: AlgorithmContext, params, sens: float, eps: float) -> tuple
     return params.lambda_max, []
 
 
+def cell_queries(ctx: AlgorithmContext) -> CellSetQueries:
+    """The ``workload.queries`` of this release (``run`` comes here only when the workload has them)."""
+    if ctx.queries is None or ctx.queries.queries is None:
+        raise ValueError("iReduct over counting queries needs a workload.queries section")
+    return ctx.queries.queries
+
+
 def query_bounds(ctx: AlgorithmContext, params) -> tuple[np.ndarray, float]:
     """δ_i of every query (its own ``sanity_bound``, else the workload/params default, else 10⁻⁴·n)."""
     wl = ctx.queries
+    if wl is None:
+        raise ValueError("iReduct over counting queries needs a workload.queries section")
     default = wl.sanity_bounds.default
     if default is None:
         default = params.sanity_bound if params.sanity_bound is not None else default_sanity_bound(ctx.n)
-    return wl.queries.bounds(default), float(default)
+    return cell_queries(ctx).bounds(default), float(default)
 
 
 def queries_budget(ctx: AlgorithmContext, epsilon: float) -> PatternCostAllocation:
     """The cost allocation of the queries at equal scales: its ``sensitivity`` is the L1 sensitivity of all the
     queries at once (Definition 4; a row leaves, or leaves and joins, at most ``depth`` of them)."""
-    q = ctx.queries.queries
+    q = cell_queries(ctx)
     factor = ctx.neighbouring.histogram_l1  # one row leaves (add-remove: 1), or leaves and joins (replace-one: 2)
     return PatternCostAllocation(epsilon, factor, q.patterns, np.ones(len(q)))
 
 
 def queries_stage(ctx: AlgorithmContext, params) -> PlannedStage:
     """What :func:`measure_queries` charges: one entry for all queries, its ε set by the noise-down steps."""
-    q = ctx.queries.queries
+    q = cell_queries(ctx)
     eps = ctx.ledger.remaining()
     sens = queries_budget(ctx, eps).sensitivity
     return PlannedStage(stage="measure", charges=1, total=eps,
@@ -81,9 +92,7 @@ def queries_stage(ctx: AlgorithmContext, params) -> PlannedStage:
 
 def measure_queries(ctx: AlgorithmContext, params, *, rng: np.random.Generator):
     """(noisy answers, final scales, details, warnings); charges the ledger once (module docstring)."""
-    from dpsynth.algorithms.ireduct import ireduct_groups
-
-    q = ctx.queries.queries
+    q = cell_queries(ctx)
     eps = ctx.ledger.remaining()
     budget = queries_budget(ctx, eps)
     lam_max, warnings = _lambda_max(ctx, params, budget.sensitivity, eps)
@@ -142,7 +151,7 @@ def query_measurements(queries, domain, answers, scales) -> list[LinearMeasureme
 def run_queries(ctx: AlgorithmContext, params, *, rng: np.random.Generator) -> AlgorithmOutput:
     """Measure the queries, then fit the graphical model to their noisy answers (post-processing)."""
     answers, scales, details, warnings = measure_queries(ctx, params, rng=rng)
-    q = ctx.queries.queries
+    q = cell_queries(ctx)
     est = estimate(tuple(ctx.domain.sizes), query_measurements(q, ctx.domain, answers, scales),
                    total=max(float(ctx.n), 1.0), max_cells=params.model_cells, iterations=params.synthesis_iterations)
     est.model.sampling = params.sampling
@@ -159,4 +168,6 @@ def run_queries(ctx: AlgorithmContext, params, *, rng: np.random.Generator) -> A
     if est.plan.dropped:
         warnings.append(f"{est.plan.dropped} queries do not fit in a model of at most {params.model_cells} "
                         "cells; the synthetic rows ignore them (their noisy answers are in the report)")
-    return AlgorithmOutput(model=est.model, marginals=(), details=details, warnings=warnings)
+    # GraphicalModel does not match the models.base.Model Protocol's signatures (pyproject.toml's mypy note)
+    model: Any = est.model
+    return AlgorithmOutput(model=model, marginals=(), details=details, warnings=warnings)

@@ -40,7 +40,7 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.ireduct import marginal_label, sanity_bounds, sanity_details
+from dpsynth.algorithms.ireduct.core import marginal_label, sanity_bounds, sanity_details
 from dpsynth.algorithms.laplace import marginals_stage, measure_marginals
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError

@@ -35,7 +35,7 @@ from dpsynth.algorithms.base import (
     release_marginals,
     synthesis_preflight,
 )
-from dpsynth.algorithms.ireduct import marginal_label, resolve_scales, sanity_details
+from dpsynth.algorithms.ireduct.core import marginal_label, resolve_scales, sanity_details
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.params import params_from_mapping
