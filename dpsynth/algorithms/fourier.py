@@ -35,7 +35,7 @@ left in the ledger releases all of them: scale |B′|·Δ/ε.
     minimise b  subject to  w ≥ 0,  |φ_u − Σ_x w_x χ_u(x)| ≤ b  for u ∈ B
 
 over every cell x of the full domain (PuLP/CBC, configured only in
-:mod:`dpsynth.algorithms.dualquery.solver`), then rounds w to ``rows``
+:mod:`dpsynth.algorithms.solvers`), then rounds w to ``rows``
 integer records by largest remainders.  ``fit: mw`` is MWEM §3.2's
 "modification of Barak et al. which combines its observations using
 multiplicative weights": from the uniform table, passes of the MW rule
@@ -342,7 +342,7 @@ def _fit_lp(chars: np.ndarray, phi: np.ndarray, time_limit: float):
     """Survey step 3: min b s.t. w ≥ 0, |φ − χ·w| ≤ b, with CBC.  Returns (w or None, report details)."""
     import pulp
 
-    from dpsynth.algorithms.dualquery.solver import lp_solver
+    from dpsynth.algorithms.solvers import lp_solver
 
     prob = pulp.LpProblem("fourier_consistent_table", pulp.LpMinimize)
     w = [prob.add_variable(f"w_{j}", lowBound=0) for j in range(chars.shape[1])]

@@ -177,7 +177,7 @@ def test_cbc_ip_matches_brute_force(seed):
 def test_missing_cbc_is_one_clear_line(monkeypatch):
     import pulp
 
-    from dpsynth.algorithms.dualquery.solver import mip_solver
+    from dpsynth.algorithms.solvers import mip_solver
 
     monkeypatch.setattr(pulp.PULP_CBC_CMD, "available", lambda self: False)
     msg = ("algorithm.params.best_response: the CBC solver binary is not available; install 'pulp<4' "

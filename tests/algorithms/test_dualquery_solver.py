@@ -122,8 +122,8 @@ def stub_cbc(tmp_path, monkeypatch):
         path = tmp_path / f"cbc-{mode}"
         path.write_text(_STUB.format(python=sys.executable, mode=mode))
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
-        original = solver._cbc_args
-        monkeypatch.setattr(solver, "_cbc_args", lambda *a: [str(path), *original(*a)[1:]])
+        original = solver.cbc_command
+        monkeypatch.setattr(solver, "cbc_command", lambda *a: [str(path), *original(*a)[1:]])
         monkeypatch.setattr(solver, "_grace", lambda limit: 0.5)  # the "killed" stub hangs: stop it soon
         return path
 

@@ -90,8 +90,8 @@ def failing_cbc(tmp_path, monkeypatch):
     path = tmp_path / "cbc"
     path.write_text(f"#!{sys.executable}\nimport sys\nsys.exit(3)\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    original = solver._cbc_args
-    monkeypatch.setattr(solver, "_cbc_args", lambda *a: [str(path), *original(*a)[1:]])
+    original = solver.cbc_command
+    monkeypatch.setattr(solver, "cbc_command", lambda *a: [str(path), *original(*a)[1:]])
 
 
 def test_failing_cbc_keeps_the_replay_identical(monkeypatch, failing_cbc):

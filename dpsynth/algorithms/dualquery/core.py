@@ -167,7 +167,7 @@ class Params:
 def parse_params(raw: Mapping) -> Params:
     params = params_from_mapping(Params, raw)
     if params.best_response != "local":  # a missing CBC binary fails at config time, before any data
-        from dpsynth.algorithms.dualquery.solver import mip_solver
+        from dpsynth.algorithms.solvers import mip_solver
 
         mip_solver(time_limit=params.solver.time_limit or 1.0, gap=params.solver.gap,
                    threads=params.solver.threads, warm_start=False)

@@ -1,9 +1,8 @@
 """The mixed-integer solver behind DualQuery's best response (Gaboardi et al. 2014, §5).
 
-:func:`mip_solver` is the one place that chooses and configures the solver:
-PuLP's ``PULP_CBC_CMD`` (PuLP < 4 ships the CBC binary); its path and options
-drive the CBC command line.  :func:`lp_solver`, its sibling, configures the same
-CBC for the linear program of ``algorithm: fourier``.  :func:`build_model` writes the §5 integer program
+:func:`dpsynth.algorithms.solvers.mip_solver` chooses and configures the solver (CBC, as for
+every algorithm: :mod:`dpsynth.algorithms.solvers`); this module holds what is DualQuery's own.
+:func:`build_model` writes the §5 integer program
 of one round as an MPS file straight from NumPy index arrays (no per-clause
 Python objects), and :func:`solve_clauses_ip` runs CBC on it.
 
@@ -51,14 +50,14 @@ import re
 import subprocess
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from dpsynth.algorithms.solvers import cbc_command, mip_solver
 from dpsynth.errors import ConfigError
 
-__all__ = ["FAILURES", "IPResult", "Model", "build_model", "lp_solver", "mip_solver", "solve_clauses_ip"]
+__all__ = ["FAILURES", "IPResult", "Model", "build_model", "solve_clauses_ip"]
 
 FAILURES = (
     "missing-binary",  # the CBC binary is gone or not executable when a round runs
@@ -98,59 +97,6 @@ class IPResult:
     seconds: float
     failure: str | None = None  # one of FAILURES when the call failed
     build_seconds: float = 0.0  # time spent building and writing the model
-
-
-def mip_solver(*, time_limit: float, gap: float, threads: int, warm_start: bool, log_path: str | None = None):
-    """PuLP's CBC command with a wall-clock time limit (s), relative gap, threads and warm start; quiet.
-
-    Raises ConfigError (one line) if the CBC binary is missing.
-    """
-    import pulp
-
-    with warnings.catch_warnings():
-        # PuLP 3.x announces PULP_CBC_CMD's removal in 4.0; we pin pulp<4 for its bundled CBC.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        solver = pulp.PULP_CBC_CMD(
-            msg=False,
-            timeLimit=float(time_limit),
-            gapRel=float(gap),
-            threads=int(threads),
-            warmStart=bool(warm_start),
-            logPath=log_path,
-            timeMode="elapsed",
-        )
-    if not solver.available():
-        raise ConfigError(
-            "algorithm.params.best_response: the CBC solver binary is not available; install "
-            "'pulp<4' (its wheel ships CBC) or set best_response: local"
-        )
-    return solver
-
-
-def lp_solver(*, time_limit: float):
-    """CBC for a pure linear program (``algorithm: fourier``): one thread, a time limit (s), quiet.
-
-    Raises ConfigError (one line) if the CBC binary is missing.
-    """
-    try:
-        return mip_solver(time_limit=time_limit, gap=0.0, threads=1, warm_start=False)
-    except ConfigError:
-        raise ConfigError(
-            "algorithm.params.fit: the CBC solver binary is not available; install 'pulp<4' "
-            "(its wheel ships CBC) or set fit: mw"
-        ) from None
-
-
-def _cbc_args(solver, model_path: str, solution_path: str, start_path: str | None) -> list[str]:
-    """CBC's command line for ``solver`` (as configured by :func:`mip_solver`), like PuLP's own."""
-    args = [solver.path, model_path]
-    if start_path is not None:
-        args += ["-mips", start_path]
-    args += ["-sec", repr(float(solver.timeLimit))]
-    for option in solver.getOptions():  # ratio, threads, timeMode as PuLP spells them
-        args += ["-" + option.split()[0], *option.split()[1:]]
-    return [*args, "-solve", "-printingOptions", "normal", "-solution", solution_path]
 
 
 # ----------------------------------------------------------------------------- model
@@ -424,7 +370,7 @@ def _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path) -> tupl
     """Run CBC; (its log, None) or ("", the failure cause)."""
     try:
         solver = mip_solver(time_limit=time_limit, gap=gap, threads=threads, warm_start=start_path is not None)
-        args = _cbc_args(solver, model_path, sol_path, start_path)
+        args = cbc_command(solver, model_path, sol_path, start_path)
         done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, check=False,
                               timeout=time_limit + _grace(time_limit))
     except ConfigError:
