@@ -5,7 +5,10 @@ Sections (``--only br,nltcs,netflix,kdd``):
 * ``kdd``: KDD Cup 99 10% (configs/kddcup99.yaml, 494,021 rows, 200 bits), 100,000 random 3-way
   conjunctions, (1, 1e-3), eta = 1.2, T = 170, s = 1750: average / max error over the conjunctions
   and their negations, wall time, against the zero-answer, all-first-code and (non-private)
-  1-way-product baselines.  ``--kdd-queries``, ``--kdd-mode``, ``--kdd-time-limit`` shrink it.
+  1-way-product baselines.  ``--kdd-queries``, ``--kdd-mode``, ``--kdd-max-nodes`` shrink it.
+* ``defaults``: NLTCS (configs/nltcs-dualquery.yaml as shipped, all 4,480 3-way cells, epsilon 1),
+  ``--reps`` seeds: error, wall time, process and CBC CPU time (``--defaults-mode`` overrides
+  ``best_response``).
 * ``nltcs``: all 4,480 3-way cells, epsilon in {0.5, 1, 2, 5}, average and max error against
   the zeros (every row all-0) and uniform baselines.
 * ``netflix``: 100 binary columns, 20,000 rows, 100,000 random 3-way conjunctions, epsilon in
@@ -61,17 +64,16 @@ def _product_answers(queries, codes, domain) -> np.ndarray:
     return out
 
 
-def _kdd_config(args, *, queries, T=None, s=None, time_limit=None, budget=None):
+def _kdd_config(args, *, queries, T=None, s=None, max_nodes=None):
     cfg = dpsynth.load_config(ROOT / "configs" / "kddcup99.yaml")
     raw_workload = {"conjunctions": {**cfg.workload.conjunctions_spec, "count": queries}}
     cfg = dataclasses.replace(cfg, workload=parse_workload(raw_workload, cfg.domain, accepted=dq.SPEC.workload,
                                                            algorithm="dualquery"))
-    changes = {"best_response": args.kdd_mode,
-               "solver": dataclasses.replace(cfg.params.solver, time_limit=time_limit)}
+    changes = {} if args.kdd_mode is None else {"best_response": args.kdd_mode}
+    if max_nodes is not None:
+        changes["solver"] = dataclasses.replace(cfg.params.solver, max_nodes=max_nodes)
     if T is not None:
         changes.update(T=T, s=s)
-    if budget is not None:
-        changes["time_budget"] = budget
     return _with_params(cfg, **changes)
 
 
@@ -82,12 +84,12 @@ def _kdd_counts(cfg):
 
 
 def bench_kdd(args) -> None:
-    """The issue-16 target: default parameters (hybrid, time_budget 600 s, no per-round cap)."""
+    """The issue-16 target at the config's parameters (``--kdd-mode``, ``--kdd-max-nodes`` override them)."""
     if not KDD.exists():
         print("kdd: dataset missing, skipped")
         return
     t0 = time.perf_counter()
-    cfg = _kdd_config(args, queries=args.kdd_queries, time_limit=args.kdd_time_limit, budget=args.kdd_budget)
+    cfg = _kdd_config(args, queries=args.kdd_queries, max_nodes=args.kdd_max_nodes)
     codes, counts = _kdd_counts(cfg)
     t_load = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -99,8 +101,8 @@ def bench_kdd(args) -> None:
     det = res.report["algorithm"]["details"]
     rounds = det["rounds"]
     print(f"kdd: n={counts.n} bits={cfg.domain.n_bits} queries={len(queries)} (x2 with negations) "
-          f"mode={args.kdd_mode} time_budget={det['solver']['time_budget']}s "
-          f"time_limit={det['solver']['time_limit']} T={det['T']} s={det['s']} eta={det['eta']} seed={args.seed}")
+          f"mode={det['best_response']} max_nodes={det['solver']['max_nodes']} "
+          f"T={det['T']} s={det['s']} eta={det['eta']} seed={args.seed}")
     print(f"kdd: epsilon by accounting {  {k: round(v, 4) for k, v in det['epsilon_by_accounting'].items()} } "
           f"used={det['accounting_used']} spent={res.report['privacy']['epsilon_spent']:.4f}")
     avg, mx = _errors(true, synth)
@@ -120,39 +122,36 @@ def bench_kdd(args) -> None:
     print(f"kdd: wall time load+encode {t_load:.1f}s, release {t_run:.1f}s (total {t_load + t_run:.1f}s); "
           f"best response per round mean {secs.mean():.2f}s max {secs.max():.2f}s; "
           f"CBC improved on local search in {improved}/{len(rounds)} rounds; CBC status {statuses}; "
-          f"failed {det['rounds_solver_failed']}, skipped {det['rounds_solver_skipped']}")
+          f"failed {det['rounds_solver_failed']}")
 
 
 def bench_sweep(args) -> None:
-    """Robustness: ``--sweep-seeds`` releases at reduced T (default budget), the per-round cap
-    ``solver.time_limit`` cycling over ``--sweep-limits``; every release must finish (a CBC failure
-    is a weaker round, not a crash)."""
+    """Robustness: ``--sweep-seeds`` releases at reduced T, the node limit ``solver.max_nodes`` cycling
+    over ``--sweep-nodes``; every release must finish (a CBC failure is a weaker round, not a crash)."""
     if not KDD.exists():
         print("sweep: dataset missing, skipped")
         return
-    limits = [float(x) for x in args.sweep_limits.split(",")]
+    limits = [int(x) for x in args.sweep_nodes.split(",")]
     cfg0 = _kdd_config(args, queries=args.kdd_queries)
     _, counts = _kdd_counts(cfg0)
-    finished, failed, skipped = 0, {}, 0
+    finished, failed = 0, {}
     for seed in range(args.sweep_seeds):
         limit = limits[seed % len(limits)]
-        cfg = _kdd_config(args, queries=args.kdd_queries, T=args.sweep_T, s=args.sweep_s, time_limit=limit)
+        cfg = _kdd_config(args, queries=args.kdd_queries, T=args.sweep_T, s=args.sweep_s, max_nodes=limit)
         t0 = time.perf_counter()
         try:
             res = release_from_counts(counts, cfg, rng=np.random.default_rng(seed))
         except Exception as exc:  # noqa: BLE001 - the point of the sweep is to see any crash
-            print(f"sweep: seed {seed} time_limit {limit}s CRASHED: {type(exc).__name__}: {exc}")
+            print(f"sweep: seed {seed} max_nodes {limit} CRASHED: {type(exc).__name__}: {exc}")
             continue
         det = res.report["algorithm"]["details"]
         finished += 1
-        skipped += det["rounds_solver_skipped"]
         for k, v in det["rounds_solver_failed"].items():
             failed[k] = failed.get(k, 0) + v
         statuses = pd.Series([r.get("cbc_status", "none") for r in det["rounds"]]).value_counts().to_dict()
-        print(f"sweep: seed {seed:>2} time_limit {limit:>4}s T={det['T']} s={det['s']}: finished in "
+        print(f"sweep: seed {seed:>2} max_nodes {limit:>4} T={det['T']} s={det['s']}: finished in "
               f"{time.perf_counter() - t0:.1f}s; CBC {statuses}; failed {det['rounds_solver_failed']}", flush=True)
-    print(f"sweep: {finished}/{args.sweep_seeds} releases finished; CBC failures by cause {failed}; "
-          f"rounds skipped (no time left) {skipped}")
+    print(f"sweep: {finished}/{args.sweep_seeds} releases finished; CBC failures by cause {failed}")
 
 
 def _pulp_model(clauses, domain):
@@ -201,11 +200,10 @@ def bench_build(args) -> None:
             for _ in range(args.build_reps):
                 solver.write_mps(solver.build_model(cl, domain), f"{tmp}/new.mps")
             new = (time.perf_counter() - t0) / args.build_reps
-            p = dq.parse_params({"best_response": "hybrid"})
-            deadline = time.perf_counter() + args.build_round
-            _, info = dq.best_response(cl, domain, p, previous=None, rng=np.random.default_rng(0), deadline=deadline)
+            p = dq.parse_params({"best_response": "hybrid", "solver": {"max_nodes": args.build_nodes}})
+            _, info = dq.best_response(cl, domain, p, previous=None, rng=np.random.default_rng(0))
             print(f"build: s={s} clauses={len(cl)}: PuLP model+MPS {old:.3f}s, NumPy model+MPS {new:.4f}s "
-                  f"(x{old / new:.0f} faster); one hybrid round with a {args.build_round}s share took "
+                  f"(x{old / new:.0f} faster); one hybrid round with at most {args.build_nodes} nodes took "
                   f"{info['seconds']:.2f}s (CBC {info['cbc_status']}): build = {100 * new / info['seconds']:.1f}% "
                   f"of the round (was {100 * old / info['seconds']:.0f}%)", flush=True)
 
@@ -234,6 +232,33 @@ def bench_nltcs(args) -> None:
         print(f"nltcs: eps={eps:<4} T={det['T']:<4} s={det['s']:<5} eta={det['eta']} "
               f"({det['accounting_used']}) avg error {e[:, 0].mean():.4f} (sd {e[:, 0].std():.4f}) "
               f"max {e[:, 1].mean():.4f}  [{args.reps} runs, {time.perf_counter() - t0:.1f}s]")
+
+
+def bench_defaults(args) -> None:
+    """NLTCS at configs/nltcs-dualquery.yaml as shipped (epsilon 1): error and time per seed, the work budget's
+    figures (issue 24).  Wall time depends on the machine's load; the rows do not."""
+    import resource
+
+    cfg = dpsynth.load_config(ROOT / "configs" / "nltcs-dualquery.yaml")
+    if args.defaults_mode is not None:
+        cfg = _with_params(cfg, best_response=args.defaults_mode)
+    counts = ArrayCounts(encode(pd.read_csv(NLTCS), cfg.domain), cfg.domain)
+    queries = cfg.workload.conjunctions
+    true = conjunction_counts(counts, queries) / counts.n
+    for rep in range(args.reps):
+        seed = args.seed + rep
+        t0, c0 = time.perf_counter(), time.process_time()
+        ch0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        res = release_from_counts(counts, cfg, rng=np.random.default_rng(seed))
+        ch1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        cbc_cpu = (ch1.ru_utime + ch1.ru_stime) - (ch0.ru_utime + ch0.ru_stime)
+        det = res.report["algorithm"]["details"]
+        avg, mx = _errors(true, queries.answers(encode(res.synthetic, cfg.domain)))
+        statuses = pd.Series([r.get("cbc_status", "none") for r in det["rounds"]]).value_counts().to_dict()
+        print(f"defaults: seed {seed} {det['best_response']} T={det['T']} s={det['s']}: avg error {avg:.5f} max "
+              f"{mx:.4f}; wall {wall:.1f}s, CPU {cpu:.1f}s + CBC {cbc_cpu:.1f}s; CBC {statuses}; failed "
+              f"{det['rounds_solver_failed']}", flush=True)
 
 
 def bench_netflix(args) -> None:
@@ -269,7 +294,7 @@ def bench_netflix(args) -> None:
 
 def bench_best_response(args) -> None:
     domain = Domain(tuple(CategoricalColumn(f"b{i}", (0, 1)) for i in range(200)))
-    limit = args.br_time_limit
+    nodes = args.br_max_nodes
     for seed in range(args.br_instances):
         rng = np.random.default_rng(100 + seed)
         q = random_conjunctions(domain, 3, 20_000, rng=rng)
@@ -278,15 +303,14 @@ def bench_best_response(args) -> None:
         cl = Clauses.from_samples(q, sample)
         out = {}
         for mode in ("local", "hybrid", "ip"):
-            p = dq.parse_params({"best_response": mode, "solver": {"time_limit": limit}})
+            p = dq.parse_params({"best_response": mode, "solver": {"max_nodes": nodes}})
             _, info = dq.best_response(cl, domain, p, previous=None, rng=np.random.default_rng(seed))
             out[mode] = info
         h = out["hybrid"]
         print(f"br: instance {seed}: local {out['local']['objective']} ({out['local']['seconds']:.2f}s) | "
               f"hybrid {h['objective']} ({h['seconds']:.2f}s, CBC {h['cbc_status']}, bound {h['cbc_bound']}) | "
               f"CBC alone {out['ip']['objective']} ({out['ip']['seconds']:.2f}s, {out['ip']['cbc_status']}) | "
-              f"hybrid >= local: {h['objective'] >= h['local_objective']}, "
-              f"within limit+10%: {h['seconds'] <= 1.1 * limit}")
+              f"hybrid >= local: {h['objective'] >= h['local_objective']}")
 
 
 def main() -> None:
@@ -295,22 +319,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--nltcs-mode", default="local", choices=["local", "hybrid", "ip"])
+    ap.add_argument("--defaults-mode", default=None, choices=["local", "hybrid", "ip"])
     ap.add_argument("--kdd-queries", type=int, default=100_000)
-    ap.add_argument("--kdd-mode", default="hybrid", choices=["local", "hybrid", "ip"])
-    ap.add_argument("--kdd-time-limit", type=float, default=None, help="per-round cap (default: none)")
-    ap.add_argument("--kdd-budget", type=float, default=None, help="time_budget (default: the config's)")
+    ap.add_argument("--kdd-mode", default=None, choices=["local", "hybrid", "ip"], help="default: the config's")
+    ap.add_argument("--kdd-max-nodes", type=int, default=None, help="solver.max_nodes (default: the config's)")
     ap.add_argument("--sweep-seeds", type=int, default=20)
-    ap.add_argument("--sweep-limits", default="0.5,1,2,3,5,10,20")
+    ap.add_argument("--sweep-nodes", default="0,1,5,20,100")
     ap.add_argument("--sweep-T", type=int, default=10)
     ap.add_argument("--sweep-s", type=int, default=1750)
     ap.add_argument("--build-s", default="500,2000,5000")
     ap.add_argument("--build-reps", type=int, default=3)
-    ap.add_argument("--build-round", type=float, default=3.5, help="the round's share (s) for scale")
+    ap.add_argument("--build-nodes", type=int, default=100, help="CBC's node limit for the round, for scale")
     ap.add_argument("--br-instances", type=int, default=3)
-    ap.add_argument("--br-time-limit", type=float, default=20.0)
+    ap.add_argument("--br-max-nodes", type=int, default=100)
     args = ap.parse_args()
     sections = {"br": bench_best_response, "nltcs": bench_nltcs, "netflix": bench_netflix, "kdd": bench_kdd,
-                "sweep": bench_sweep, "build": bench_build}
+                "sweep": bench_sweep, "build": bench_build, "defaults": bench_defaults}
     for name in args.only.split(","):
         sections[name](args)
 

@@ -49,7 +49,7 @@ def _raw(epsilon: float, workload: dict, mode: str, **params) -> dict:
     raw = yaml.safe_load(CONFIG.read_text())
     raw["privacy"]["epsilon"] = epsilon
     raw["workload"] = {"parities": workload}
-    raw["algorithm"]["params"].update({"best_response": mode, "time_budget": 240, **params})
+    raw["algorithm"]["params"].update({"best_response": mode, **params})
     if "alpha" in params:
         del raw["algorithm"]["params"]["eta"]
     return raw

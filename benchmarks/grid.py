@@ -168,7 +168,7 @@ def algorithm_preset(algorithm: str, ds: Dataset, level: str, n_cols: int) -> tu
         return params, workload, 0.0
     if algorithm == "dualquery":
         params = {"best_response": "local", "eta": 1.2} if quick else {
-            "best_response": "hybrid", "eta": 1.2, "solver": {"time_limit": 5, "gap": 0.0, "threads": 1}}
+            "best_response": "hybrid", "eta": 1.2, "solver": {"max_nodes": 100, "gap": 0.0, "threads": 1}}
         count = 100_000 if not quick else 10_000
         if ds.wide and not (ds.binary and 8 * math.comb(n_cols, 3) <= count):
             workload = {"conjunctions": {"k": 3, "count": count, "seed": 0}}

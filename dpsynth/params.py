@@ -76,9 +76,15 @@ def params_from_mapping(cls: type, raw: Any, path: str = "algorithm.params"):
     Checks unknown keys and the basic type of every field (int, float, bool,
     str, Literal choices, optional values, nested mappings), naming the key
     path; the dataclass's ``__post_init__`` does the finer checks and should
-    raise :class:`ConfigError` (or ``ValueError``, which is wrapped here).
+    raise :class:`ConfigError` (or ``ValueError``, which is wrapped here).  A class may
+    name keys it no longer accepts in a ``REMOVED_KEYS`` mapping (key -> message):
+    such a key is a one-line error saying what replaced it, not "unknown key".
     """
     raw = as_mapping(raw, path)
+    removed = getattr(cls, "REMOVED_KEYS", {})  # key -> why it went and what replaces it (one line)
+    for key in raw:
+        if key in removed:
+            raise ConfigError(f"{path}.{key}: {removed[key]}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     no_extra_keys(raw, set(fields), path)

@@ -252,7 +252,7 @@ def test_report_validates_and_holds_no_true_n_hash_or_time(algorithm):
     assert report["model"]["sha256"] == result.model.sha256
     for path, key, value in _walk(report):
         if path.startswith((".algorithm.params", ".algorithm.details.solver")) or path == ".model.sha256":
-            continue  # the configuration and its echo in details (public, e.g. solver.time_limit)
+            continue  # the configuration and its echo in details (public, e.g. solver.safety_seconds)
         if key is not None:
             assert not set(key.lower().replace("-", "_").split("_")) & _FORBIDDEN_KEY_WORDS, path
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -16,13 +16,19 @@ from dpsynth.errors import ConfigError
 __all__ = ["cbc", "cbc_available", "cbc_command", "lp_solver", "mip_solver"]
 
 
-def cbc(*, time_limit: float | None, gap: float, threads: int, warm_start: bool, log_path: str | None = None):
-    """PuLP's bundled CBC, quiet, with a relative gap, threads, warm start and an optional wall-clock limit (s).
+def cbc(*, time_limit: float | None, gap: float, threads: int, warm_start: bool, max_nodes: int | None = None,
+        log_path: str | None = None):
+    """PuLP's bundled CBC, quiet: relative gap, threads, warm start, and the limits that stop it.
 
-    Does not check that the binary exists (see :func:`cbc_available`).
+    ``max_nodes`` is CBC's ``maxNodes``, a limit on branch-and-bound nodes: a repeatable amount of work,
+    so the result does not depend on the machine.  ``time_limit`` (s, wall clock) is CBC's ``sec``: the
+    result then depends on the machine's speed and load; DualQuery never sets it.  More than one thread is
+    run in CBC's repeatable parallel mode (``threads 100+n``).  Does not check that the binary exists
+    (see :func:`cbc_available`).
     """
     import pulp
 
+    options = [] if max_nodes is None else [f"maxNodes {int(max_nodes)}"]
     with warnings.catch_warnings():
         # PuLP 3.x announces PULP_CBC_CMD's removal in 4.0; we pin pulp<4 for its bundled CBC.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -31,10 +37,11 @@ def cbc(*, time_limit: float | None, gap: float, threads: int, warm_start: bool,
             msg=False,
             timeLimit=None if time_limit is None else float(time_limit),
             gapRel=float(gap),
-            threads=int(threads),
+            threads=int(threads) if threads <= 1 else 100 + int(threads),
             warmStart=bool(warm_start),
             logPath=log_path,
             timeMode="elapsed",
+            options=options,
         )
 
 
@@ -52,12 +59,14 @@ def _checked(solver, *, setting: str, fallback: str):
     return solver
 
 
-def mip_solver(*, time_limit: float, gap: float, threads: int, warm_start: bool, log_path: str | None = None):
-    """CBC for DualQuery's integer program: a wall-clock time limit (s), relative gap, threads, warm start.
+def mip_solver(*, max_nodes: int, gap: float, threads: int, warm_start: bool, log_path: str | None = None):
+    """CBC for DualQuery's integer program: a node limit (deterministic work), relative gap, threads, warm start.
 
+    No wall-clock limit: a caller that needs a safety stop kills the process (and must say so).
     Raises ConfigError (one line, naming ``best_response``) if the CBC binary is missing.
     """
-    solver = cbc(time_limit=time_limit, gap=gap, threads=threads, warm_start=warm_start, log_path=log_path)
+    solver = cbc(time_limit=None, gap=gap, threads=threads, warm_start=warm_start, max_nodes=max_nodes,
+                 log_path=log_path)
     return _checked(solver, setting="algorithm.params.best_response", fallback="best_response: local")
 
 
@@ -77,6 +86,6 @@ def cbc_command(solver, model_path: str, solution_path: str, start_path: str | N
         args += ["-mips", start_path]
     if solver.timeLimit is not None:
         args += ["-sec", repr(float(solver.timeLimit))]
-    for option in solver.getOptions():  # ratio, threads, timeMode as PuLP spells them
+    for option in [*solver.options, *solver.getOptions()]:  # maxNodes, ratio, threads, timeMode as PuLP spells them
         args += ["-" + option.split()[0], *option.split()[1:]]
     return [*args, "-solve", "-printingOptions", "normal", "-solution", solution_path]

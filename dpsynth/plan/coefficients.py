@@ -34,4 +34,6 @@ _T_PGM_CELL = 1e-8  # the pgm estimator, per measured cell and iteration
 _T_CELL_LAPLACE = 1e-6  # count and noise, per workload cell
 _T_CELL_MWEM = 4e-8  # scoring, per candidate cell and round
 _T_CELL_IREDUCT = 2e-5  # per workload cell (several noise-down rounds and the fit)
-_T_ROUND_DUALQUERY = 2.0  # typical best response; at most solver.time_limit
+_T_LOCAL_DUALQUERY = 8e-5  # DualQuery local search, per sampled clause and start (KDD99: 0.4 s a round)
+_T_CBC_DUALQUERY = 4e-3  # DualQuery CBC start-up and root node, per sampled clause
+_T_NODE_DUALQUERY = 4e-4  # DualQuery CBC, per branch-and-bound node and sampled clause (max_nodes is a cap)

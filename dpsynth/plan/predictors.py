@@ -17,13 +17,15 @@ from dpsynth.plan.coefficients import (
     _PGM_CELL,
     _QUERY_BYTES,
     _QUERY_INT,
+    _T_CBC_DUALQUERY,
     _T_CELL_IREDUCT,
     _T_CELL_LAPLACE,
     _T_CELL_MWEM,
+    _T_LOCAL_DUALQUERY,
     _T_MARGINAL,
+    _T_NODE_DUALQUERY,
     _T_PGM_CELL,
     _T_PGM_MODEL,
-    _T_ROUND_DUALQUERY,
     _TRANSIENT,
 )
 
@@ -167,12 +169,12 @@ def _dualquery(f: Facts) -> AlgorithmPlan:
     Q, k = len(queries), queries.k
     kind = "parities" if isinstance(queries, Parities) else "conjunctions"
     log_x = float(sum(math.log(size) for size in f.config.domain.sizes))
-    stages, notes, T = [], [], p.T or p.max_T
+    stages, notes, T, s = [], [], p.T or p.max_T, p.s
     try:
         sol = solve_parameters(epsilon=f.epsilon, delta=f.config.privacy.delta, n=float(f.rows),
                                composition=dq_composition(p, f.config.privacy), T=p.T, s=p.s, eta=p.eta,
                                max_T=p.max_T, accuracy=(p.alpha, p.beta, Q, log_x) if p.alpha is not None else None)
-        T = sol.T  # the stages come from the algorithm's budget_plan (plan/budget.py)
+        T, s = sol.T, sol.s  # the stages come from the algorithm's budget_plan (plan/budget.py)
         notes.append(_dualquery_outlook(f, sol, Q))
     except BudgetError as exc:
         notes.append(f"no DualQuery setting fits at n={f.rows:,}: {exc}")
@@ -181,13 +183,28 @@ def _dualquery(f: Facts) -> AlgorithmPlan:
         f"{kind} (attributes, values, answers, weights)": Q * (_QUERY_BYTES + _QUERY_INT * k),
         "distinct rows (numpy engine)": 8 * len(f.config.domain) * f.rows,
     }
-    budget = p.time_budget
+    seconds, work = _dualquery_work(p, T, s if s is not None else 10 * T)
     return AlgorithmPlan(
-        stages=stages, memory=memory, seconds=min(T * _T_ROUND_DUALQUERY, budget),
+        stages=stages, memory=memory, seconds=seconds,
         queries=f"{Q:,} {kind} of {k} literals (and their negations)",
         noise_sd=None, noise_note="DualQuery measures no counts; its error depends on T, s and eta",
-        notes=notes + [f"at most time_budget = {budget:,.0f} s: the best responses share it over the {T} rounds"],
+        notes=notes + [work],
     )
+
+
+def _dualquery_work(p, T: int, s: int) -> tuple[float, str]:
+    """DualQuery's time (a rough estimate) and its work budget in words: fixed counts of moves and nodes, no clock."""
+    starts = p.local_search.restarts + 1
+    local = T * s * starts * _T_LOCAL_DUALQUERY if p.best_response != "ip" else 0.0
+    cbc = 0.0
+    if p.best_response != "local":
+        cbc = T * s * (_T_CBC_DUALQUERY + _T_NODE_DUALQUERY * p.solver.max_nodes)
+    parts = [] if p.best_response == "ip" else [
+        f"local search from {starts} starts, at most {p.local_search.max_kicks} kicks each"]
+    if p.best_response != "local":
+        parts.append(f"CBC with at most {p.solver.max_nodes} nodes (safety stop {p.solver.safety_seconds:g} s)")
+    return local + cbc, (f"work budget (no clock): each of the {T} rounds runs {' then '.join(parts)}; the rows do not "
+                         "depend on the machine's speed, only the time does")
 
 
 def _dualquery_outlook(f: Facts, sol, n_queries: int) -> str:

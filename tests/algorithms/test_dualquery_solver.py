@@ -1,4 +1,4 @@
-"""DualQuery's CBC path: the NumPy-built program, every way CBC can fail, the time budget, the outlook."""
+"""DualQuery's CBC path: the NumPy-built program, every way CBC can fail, the work budget, the outlook."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ sol = args[args.index("-solution") + 1]
 mode = {mode!r}
 if mode == "nonzero-exit":
     sys.exit(3)
-if mode == "killed":
+if mode == "safety-stop":
     time.sleep(60)
 text = {{
     "no-solution": b"Stopped on time (no integer solution - continuous used) - objective value -3\\n"
@@ -101,7 +101,7 @@ if text is not None:
 
 CAUSES = {  # stub mode -> the cause the report must count
     "nonzero-exit": "nonzero-exit",
-    "killed": "killed",
+    "safety-stop": "safety-stop",
     "no-solution": "no-solution",
     "infeasible": "infeasible",
     "integer-infeasible": "infeasible",
@@ -124,7 +124,6 @@ def stub_cbc(tmp_path, monkeypatch):
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
         original = solver.cbc_command
         monkeypatch.setattr(solver, "cbc_command", lambda *a: [str(path), *original(*a)[1:]])
-        monkeypatch.setattr(solver, "_grace", lambda limit: 0.5)  # the "killed" stub hangs: stop it soon
         return path
 
     return install
@@ -135,8 +134,9 @@ def test_every_cbc_failure_is_a_result_not_an_exception(mode, stub_cbc):
     stub_cbc(mode)
     d = _domain([2, 3, 2, 3, 2])
     cl = _clauses(d, 20, 1)
-    res = solver.solve_clauses_ip(cl, d, base=np.zeros(5, dtype=np.int64), incumbent=None, time_limit=1.0,
-                                  gap=0.0, threads=1)
+    safety = 0.5 if mode == "safety-stop" else 30.0  # the "safety-stop" stub hangs: stop it soon
+    res = solver.solve_clauses_ip(cl, d, base=np.zeros(5, dtype=np.int64), incumbent=None, max_nodes=10,
+                                  gap=0.0, threads=1, safety_seconds=safety)
     assert (res.status, res.failure, res.codes, res.objective) == ("failed", CAUSES[mode], None, None)
 
 
@@ -146,7 +146,7 @@ def test_binary_gone_at_run_time(monkeypatch, stub_cbc):
 
     d = _domain([2, 3, 2])
     cl = _clauses(d, 5, 2)
-    kw = {"base": np.zeros(3, dtype=np.int64), "incumbent": None, "time_limit": 1.0, "gap": 0.0, "threads": 1}
+    kw = {"base": np.zeros(3, dtype=np.int64), "incumbent": None, "max_nodes": 10, "gap": 0.0, "threads": 1}
     path = stub_cbc("nonzero-exit")
     path.unlink()  # exec fails: OSError
     assert solver.solve_clauses_ip(cl, d, **kw).failure == "missing-binary"
@@ -160,7 +160,7 @@ def test_failed_round_keeps_the_heuristic_row(mode, stub_cbc):
     d = _domain([2, 3, 2, 3, 2])
     cl = _clauses(d, 30, 3)
     p = dq.parse_params({"best_response": mode, "local_search": {"kicks": 5}})
-    rec, info = dq.best_response(cl, d, p, previous=None, rng=np.random.default_rng(0), deadline=None)
+    rec, info = dq.best_response(cl, d, p, previous=None, rng=np.random.default_rng(0))
     assert info["cbc_failure"] == "nonzero-exit" and info["cbc_status"] == "failed"
     assert info["objective"] == info["local_objective"] == cl.objective(rec)
     assert np.all((rec >= 0) & (rec < np.asarray(d.sizes)))
@@ -183,7 +183,7 @@ def nltcs(root):
 
 def test_release_survives_a_failing_solver_and_counts_the_causes(root, nltcs, stub_cbc):
     stub_cbc("infeasible")
-    res = dpsynth.release(nltcs, _nltcs_cfg(root), rng=np.random.default_rng(0))
+    res = dpsynth.release(nltcs, _nltcs_cfg(root, best_response="hybrid"), rng=np.random.default_rng(0))
     det = res.report["algorithm"]["details"]
     assert det["rounds_solver_failed"] == {"infeasible": 4}
     assert all(r["cbc_failure"] == "infeasible" for r in det["rounds"])
@@ -198,47 +198,61 @@ def test_release_survives_a_failing_solver_and_counts_the_causes(root, nltcs, st
 def test_release_without_failures_reports_none(root, nltcs):
     res = dpsynth.release(nltcs, _nltcs_cfg(root, best_response="local"), rng=np.random.default_rng(0))
     det = res.report["algorithm"]["details"]
-    assert det["rounds_solver_failed"] == {} and det["rounds_solver_skipped"] == 0
+    assert det["rounds_solver_failed"] == {} and "rounds_solver_skipped" not in det
     assert not [w for w in res.report["warnings"] if "CBC failed" in w]
 
 
-def test_real_cbc_at_its_shortest_limit_never_raises():
-    """Real CBC on a 200-bit instance at the shortest limit it is started with (1 s), cold and warm-started;
-    below that limit it is skipped.  Whatever CBC does, a result comes back."""
+def test_safety_stop_is_flagged_in_the_report(root, nltcs, stub_cbc):
+    """The one machine-dependent outcome: CBC killed by solver.safety_seconds.  The round keeps the local-search
+    row, the report counts the cause and a warning says the release depends on the machine."""
+    stub_cbc("safety-stop")
+    res = dpsynth.release(nltcs, _nltcs_cfg(root, T=2, s=20, best_response="hybrid", solver={"safety_seconds": 0.5}),
+                          rng=np.random.default_rng(0))
+    det = res.report["algorithm"]["details"]
+    assert det["rounds_solver_failed"] == {"safety-stop": 2}
+    assert all(r["objective"] == r["local_objective"] for r in det["rounds"])
+    assert [w for w in res.report["warnings"] if "safety stop" in w] == [
+        ("dualquery: the wall-clock safety stop (solver.safety_seconds = 0.5) ended CBC in 2 rounds, so this release "
+         "depends on the machine's speed and load and a rerun with the same seed may differ: lower solver.max_nodes "
+         "or raise solver.safety_seconds")
+    ]
+
+
+def test_real_cbc_at_its_smallest_node_limit_never_raises():
+    """Real CBC on a 200-bit instance with no branching at all (max_nodes 0), cold and warm-started: whatever
+    CBC does, a result comes back, and twice the same call gives the same result."""
     d = _domain([2] * 100)
     cl = _clauses(d, 400, 4)
     base = np.zeros(100, dtype=np.int64)
-    skipped = solver.solve_clauses_ip(cl, d, base=base, incumbent=None, time_limit=0.9, gap=0.0, threads=1)
-    assert (skipped.status, skipped.failure, skipped.codes) == ("skipped", None, None)
     for incumbent in (None, base):
-        res = solver.solve_clauses_ip(cl, d, base=base, incumbent=incumbent, time_limit=1.0, gap=0.0, threads=1)
+        runs = [solver.solve_clauses_ip(cl, d, base=base, incumbent=incumbent, max_nodes=0, gap=0.0, threads=1)
+                for _ in range(2)]
+        res = runs[0]
         assert res.failure in (None, *solver.FAILURES)
         if res.failure is None:
             assert res.objective == cl.objective(res.codes)
+            assert res.status in ("optimal", "node-limit")
+            assert np.array_equal(runs[1].codes, res.codes) and (runs[1].bound, runs[1].status) == (res.bound,
+                                                                                                     res.status)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("limit", [0.2, 0.5, 2.0])
-def test_real_cbc_release_at_short_limits(root, nltcs, limit):
-    res = dpsynth.release(nltcs, _nltcs_cfg(root, best_response="hybrid", solver={"time_limit": limit}),
-                          rng=np.random.default_rng(5))
-    for r in res.report["algorithm"]["details"]["rounds"]:
-        assert r["objective"] >= r["local_objective"]
-
-
-# ------------------------------------------------------------------------ time budget
-def test_time_budget_is_a_public_parameter_and_validated(root, nltcs):
-    res = dpsynth.release(nltcs, _nltcs_cfg(root, best_response="local", time_budget=120),
-                          rng=np.random.default_rng(0))
+# ------------------------------------------------------------------------ work budget
+def test_work_budget_is_public_echoed_and_validated(root, nltcs):
+    res = dpsynth.release(nltcs, _nltcs_cfg(root, best_response="local"), rng=np.random.default_rng(0))
     det = res.report["algorithm"]["details"]
-    assert det["solver"]["time_budget"] == 120 and det["solver"]["time_limit"] is None
-    assert "seconds" not in json_text(res.report)
-    for bad in (0, -1.0):
-        with pytest.raises(ConfigError, match=re.escape(
-            f"algorithm.params.time_budget: must be a number of seconds > 0, got {bad!r}"
-        )):
-            dq.parse_params({"time_budget": bad})
-    assert dq.parse_params({}).time_budget == 540.0
+    assert {k: v for k, v in det["solver"].items() if k != "budget_governs"} == {
+        "max_nodes": 100, "gap": 0.0, "threads": 1, "safety_seconds": 600.0, "local_search_kicks": 5,
+        "local_search_max_kicks": 1000, "local_search_restarts": 2}
+    assert det["solver"]["budget_governs"] == dq.BUDGET_GOVERNS
+    assert "seconds" not in json_text(det["rounds"])
+    for raw, msg in (({"solver": {"max_nodes": -1}}, "algorithm.params.solver.max_nodes: must be >= 0, got -1"),
+                     ({"solver": {"safety_seconds": 0}},
+                      "algorithm.params.solver.safety_seconds: must be a number of seconds > 0, got 0.0"),
+                     ({"local_search": {"max_kicks": -1}},
+                      "algorithm.params.local_search: restarts, kicks and max_kicks must be >= 0")):
+        with pytest.raises(ConfigError, match=re.escape(msg)):
+            dq.parse_params({"best_response": "local", **raw})
+    assert dq.parse_params({}).best_response == "local"
 
 
 def json_text(report) -> str:
@@ -247,34 +261,24 @@ def json_text(report) -> str:
     return json.dumps(report)
 
 
-def test_exhausted_budget_still_gives_every_round_a_heuristic_row(root, nltcs):
-    """A budget already spent: every round runs one local-search ascent, CBC is skipped, nothing fails."""
-    progress = []
-    cfg = _nltcs_cfg(root, best_response="hybrid", time_budget=1e-9)
-    res = dpsynth.release(nltcs, cfg, rng=np.random.default_rng(0), progress=lambda *a: progress.append(a))
-    det = res.report["algorithm"]["details"]
-    assert det["rounds_solver_skipped"] == 4 and det["rounds_solver_failed"] == {}
-    assert [p for p in progress if p[0] == "dualquery"] == [("dualquery", t, 4) for t in range(1, 5)]
+def test_max_kicks_bounds_the_local_search(monkeypatch):
+    """No kick at all with max_kicks 0 (one ascent per start), exactly max_kicks kicks when no stale run stops
+    it first: the local search's work is a count, not a time."""
+    d = _domain([2, 3, 2, 3, 2])
+    cl = _clauses(d, 30, 5)
+    calls = []
 
+    class Spy(dq._Instance):
+        def ascend(self, rec, rng):
+            calls.append(1)
+            return super().ascend(rec, rng)
 
-def test_round_share_gives_unused_time_to_later_rounds(monkeypatch):
-    """Round t's deadline is now + (budget end − now)/(T − t + 1)."""
-    d = _domain([2] * 6)
-    codes = np.tile(np.array([1, 0, 1, 1, 0, 1]), (1000, 1))
-    from tests.algorithms.test_dualquery import _ctx
-
-    ctx, params = _ctx(d, codes, T=4, s=10, eta=1.0, best_response="local", local_search={"kicks": 1})
-    clock = iter(np.arange(0.0, 100.0, 1.0))
-    monkeypatch.setattr(dq.time, "perf_counter", lambda: float(next(clock)))
-    seen = []
-    monkeypatch.setattr(dq, "best_response", lambda cl, dom, p, *, previous, rng, deadline: (
-        seen.append(deadline) or (np.zeros(6, dtype=np.int64), {"objective": 0, "seconds": 0.0})))
-    from dpsynth.workload.conjunctions import conjunction_workload
-
-    q = conjunction_workload({"k": 3}, d, [])
-    dq._iterate(ctx, params, q, np.zeros(len(q)), 4, 10, 1.0, 1000.0, rng=np.random.default_rng(0), budget_end=40.0)
-    # clock reads 0, 1, 2, 3 at the four rounds: shares 40/4, 39/3, 38/2, 37/1
-    assert seen == [0 + 10.0, 1 + 13.0, 2 + 19.0, 3 + 37.0]
+    monkeypatch.setattr(dq, "_instance", lambda clauses, domain: Spy(clauses, domain))
+    for max_kicks in (0, 7):
+        calls.clear()
+        dq.local_search(cl, d, starts=[np.zeros(5, dtype=np.int64)], kicks=10**6, max_kicks=max_kicks,
+                        rng=np.random.default_rng(0))
+        assert len(calls) == 1 + max_kicks
 
 
 # --------------------------------------------------------------------------- outlook

@@ -399,6 +399,19 @@ MUTANTS: list[dict] = [
          old="        r += true - queries.satisfied(rec)\n",
          new="        r += (2.0 if isinstance(queries, Parities) else 1.0) * (true - queries.satisfied(rec))\n",
          tests=T_REPLAY),
+    # issue 24 (risk 3): the best response's work is counted, never timed (a clock would be a side channel)
+    dict(id="dualquery-local-search-wall-clock", file="dpsynth/algorithms/dualquery/core.py",
+         why="the local search stops at a wall-clock deadline again: the rows depend on the machine's load",
+         old="""        for _ in range(max_kicks):  # perturb until `kicks` fail in a row
+            if stale >= kicks:
+                break
+""",
+         new="""        stop = time.perf_counter() + 0.05
+        for _ in range(max_kicks):  # perturb until `kicks` fail in a row
+            if stale >= kicks or time.perf_counter() > stop:
+                break
+""",
+         tests=["tests/algorithms/test_dualquery.py::test_rows_and_report_do_not_depend_on_the_clock_or_machine_load"]),
     dict(id="dualquery-parity-count-doubled", file="dpsynth/workload/parities.py",
          why="parity count = rows + (even − odd), i.e. twice the even rows: the true answers move by 2/n",
          old="        out[idx] = (int(table.sum()) + signed) // 2\n",

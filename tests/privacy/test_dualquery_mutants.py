@@ -64,8 +64,8 @@ def test_best_response_reading_the_data_is_caught(monkeypatch):
     holder = _leak_counts(monkeypatch)
     original = dq.best_response
 
-    def leaky(clauses, domain, params, *, previous, rng, deadline=None):
-        rec, info = original(clauses, domain, params, previous=previous, rng=rng, deadline=deadline)
+    def leaky(clauses, domain, params, *, previous, rng):
+        rec, info = original(clauses, domain, params, previous=previous, rng=rng)
         rec = rec.copy()
         rec[0] = int(holder["counts"].marginal((0,)).sum()) % domain.sizes[0]
         return rec, info

@@ -18,9 +18,10 @@ For a negation, q̄(D) − q̄(x) = −(q(D) − q(x)), so its log-weight is −
 
 Best response (§5, plus exactly-one constraints so that every record is a
 valid row; see :mod:`dpsynth.algorithms.dualquery.solver`): a vectorized local search over valid
-rows (greedy best-improvement moves with random kicks), then CBC warm-started
-with it; the better one is kept.  ``best_response: local`` skips CBC, ``ip``
-runs CBC alone.  Free columns (touched by no sampled clause) follow the
+rows (greedy best-improvement moves with random kicks; ``best_response: local``, the default),
+then in ``hybrid`` mode CBC warm-started with it (the better one is kept); ``ip`` runs CBC alone.
+The work of every round is a fixed amount (kicks, CBC nodes), never a time: the rows are a function
+of the data, the seed and the configuration (:data:`BUDGET_GOVERNS`).  Free columns (touched by no sampled clause) follow the
 paper's §7 heuristic: ``first`` (code 0, the paper's "set to 0" on 0/1
 data) or ``uniform`` (uniformly random value).
 
@@ -46,7 +47,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -90,15 +91,26 @@ _LARGEST_T = 10_000
 """Upper limit of T and max_T: the solver and the ledger build one charge per round."""
 
 
+_NO_CLOCK = ("DualQuery's budget is deterministic work now, so that the rows are a function of the data, "
+             "seed and config alone (docs/dualquery.md, \"Work budget\")")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SolverParams:
-    time_limit: float | None = None  # optional cap (s) on one round's best response; the budget rules otherwise
+    REMOVED_KEYS: ClassVar[dict[str, str]] = {
+        "time_limit": f"removed: {_NO_CLOCK}; limit CBC with solver.max_nodes instead, and delete this key",
+    }
+    max_nodes: int = 100  # CBC branch-and-bound nodes per round (CBC's repeatable limit)
     gap: float = 0.0  # CBC relative gap
-    threads: int = 1
+    threads: int = 1  # more than one: CBC's repeatable parallel mode
+    safety_seconds: float = 600.0  # wall-clock stop for one CBC call; when hit the round is flagged
 
     def __post_init__(self) -> None:
-        if self.time_limit is not None and not self.time_limit > 0:
-            raise ConfigError(f"algorithm.params.solver.time_limit: must be > 0, got {self.time_limit!r}")
+        if self.max_nodes < 0:
+            raise ConfigError(f"algorithm.params.solver.max_nodes: must be >= 0, got {self.max_nodes!r}")
+        if not (self.safety_seconds > 0 and math.isfinite(self.safety_seconds)):
+            raise ConfigError(f"algorithm.params.solver.safety_seconds: must be a number of seconds > 0, got "
+                              f"{self.safety_seconds!r}")
         if not 0 <= self.gap < 1:
             raise ConfigError(f"algorithm.params.solver.gap: must be in [0, 1), got {self.gap!r}")
         if self.threads < 1:
@@ -109,31 +121,32 @@ class SolverParams:
 class LocalSearchParams:
     restarts: int = 2  # random starting rows (plus the previous round's record)
     kicks: int = 100  # stop a start after this many random 3-column kicks without improvement
+    max_kicks: int = 1000  # and after this many kicks in all (a fixed amount of work per start)
 
     def __post_init__(self) -> None:
-        if self.restarts < 0 or self.kicks < 0:
-            raise ConfigError("algorithm.params.local_search: restarts and kicks must be >= 0")
+        if self.restarts < 0 or self.kicks < 0 or self.max_kicks < 0:
+            raise ConfigError("algorithm.params.local_search: restarts, kicks and max_kicks must be >= 0")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Params:
+    REMOVED_KEYS: ClassVar[dict[str, str]] = {
+        "time_budget": f"removed: {_NO_CLOCK}; the work is set by local_search (kicks, max_kicks) and "
+                       "solver.max_nodes; delete this key",
+    }
     T: int | None = None
     s: int | None = None
     eta: float | None = None
     alpha: float | None = None  # target max error (Algorithm 2); with beta, replaces T, s and eta
     beta: float | None = None  # failure probability of the alpha guarantee (Theorem 4.6)
     accounting: Literal["auto", "pure", "thm43", "advanced", "zcdp"] = "auto"
-    best_response: Literal["hybrid", "local", "ip"] = "hybrid"
+    best_response: Literal["hybrid", "local", "ip"] = "local"
     free_attributes: Literal["first", "uniform"] = "first"
     solver: SolverParams = field(default_factory=SolverParams)
     local_search: LocalSearchParams = field(default_factory=LocalSearchParams)
     max_T: int = 2000
-    time_budget: float = 540.0  # seconds for the algorithm (query evaluation + rounds), shared over the rounds
 
     def __post_init__(self) -> None:
-        if not (self.time_budget > 0 and math.isfinite(self.time_budget)):
-            raise ConfigError(f"algorithm.params.time_budget: must be a number of seconds > 0, got "
-                              f"{self.time_budget!r}")
         if self.T is not None and self.T < 2:
             raise ConfigError(f"algorithm.params.T: must be >= 2, got {self.T!r}")
         if self.s is not None and self.s < 1:
@@ -169,8 +182,8 @@ def parse_params(raw: Mapping) -> Params:
     if params.best_response != "local":  # a missing CBC binary fails at config time, before any data
         from dpsynth.algorithms.solvers import mip_solver
 
-        mip_solver(time_limit=params.solver.time_limit or 1.0, gap=params.solver.gap,
-                   threads=params.solver.threads, warm_start=False)
+        mip_solver(max_nodes=params.solver.max_nodes, gap=params.solver.gap, threads=params.solver.threads,
+                   warm_start=False)
     return params
 
 
@@ -274,13 +287,14 @@ def true_answers(counts, queries, n: float) -> np.ndarray:
 
 
 def local_search(
-    clauses: Clauses, domain, *, starts: list[np.ndarray], kicks: int, rng: np.random.Generator, deadline: float
+    clauses: Clauses, domain, *, starts: list[np.ndarray], kicks: int, max_kicks: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, int]:
     """Iterated local search over valid rows from each start; returns the best row and its objective.
 
     From each start: greedy ascent, then repeated kicks (3 random touched columns set to random
-    values, ascend again, accept if not worse) until ``kicks`` kicks in a row fail to improve
-    or ``deadline`` (a ``time.perf_counter()`` value) passes.
+    values, ascend again, accept if not worse) until ``kicks`` kicks in a row fail to improve or
+    ``max_kicks`` kicks are done.  The work is counted in moves, never timed: the row is a function
+    of the clauses, the starts and ``rng``.
     """
     inst = _instance(clauses, domain)
     best, best_obj = None, -1
@@ -288,7 +302,9 @@ def local_search(
         cur = inst.ascend(start, rng)
         cur_obj = clauses.objective(cur)
         stale = 0
-        while stale < kicks and time.perf_counter() <= deadline:  # perturb until `kicks` fail in a row
+        for _ in range(max_kicks):  # perturb until `kicks` fail in a row
+            if stale >= kicks:
+                break
             cand = cur.copy()
             cols = rng.choice(inst.touched, size=min(3, len(inst.touched)), replace=False)
             cand[cols] = rng.integers(0, inst.sizes[cols])
@@ -299,8 +315,6 @@ def local_search(
                 cur, cur_obj = cand, obj
         if cur_obj > best_obj:
             best, best_obj = cur, cur_obj
-        if time.perf_counter() > deadline:
-            break
     return best, best_obj
 
 
@@ -311,69 +325,59 @@ def best_response(
     *,
     previous: np.ndarray | None,
     rng: np.random.Generator,
-    deadline: float | None = None,
 ) -> tuple[np.ndarray, dict]:
     """A valid row maximising the weighted number of satisfied clauses, and per-round facts.
 
-    ``deadline`` (a ``time.perf_counter()`` value) is the end of this round's share of the time
-    budget; ``solver.time_limit``, when set, caps the round further.  The heuristic runs first (in
-    ``hybrid`` mode for at most half the round; it always completes one ascent), CBC gets what is
-    left.  A CBC failure (:data:`dpsynth.algorithms.dualquery.solver.FAILURES`) keeps the heuristic's
-    row, which is still an approximate best response to the same sampled clauses (Theorem 4.6 needs
-    only an approximate maximiser); ``info["cbc_failure"]`` names the cause.
+    The work is fixed by the configuration, never by the clock: the local search makes at most
+    ``local_search.max_kicks`` kicks per start, CBC (``hybrid``: warm-started from the local search's
+    row; ``ip``: alone) explores at most ``solver.max_nodes`` nodes, so the row and ``info`` (but
+    ``seconds``) are functions of the clauses, the settings and ``rng``.  A CBC failure
+    (:data:`dpsynth.algorithms.dualquery.solver.FAILURES`) keeps the heuristic's row, which is still an
+    approximate best response to the same sampled clauses (Theorem 4.6 needs only an approximate
+    maximiser); ``info["cbc_failure"]`` names the cause.  Only ``safety-stop`` (CBC killed after
+    ``solver.safety_seconds`` of wall time) depends on the machine, and the report counts it.
     """
     t0 = time.perf_counter()
-    end = math.inf if deadline is None else deadline
-    if params.solver.time_limit is not None:
-        end = min(end, t0 + params.solver.time_limit)
     info: dict = {"clauses": len(clauses), "samples": int(clauses.weights.sum())}
     rec, obj = None, -1
     if params.best_response in ("hybrid", "local"):
-        local_end = end if params.best_response == "local" else t0 + 0.5 * (end - t0)
-        rec, obj = _heuristic(clauses, domain, params, previous, rng, local_end)
+        rec, obj = _heuristic(clauses, domain, params, previous, rng)
         info["local_objective"] = obj
     if params.best_response in ("hybrid", "ip"):
-        rec, obj = _cbc(clauses, domain, params, rec, obj, end, t0, info)
-        if rec is None:  # CBC alone failed or had no time: the heuristic's row after all
-            rec, obj = _heuristic(clauses, domain, params, previous, rng, end)
+        rec, obj = _cbc(clauses, domain, params, rec, obj, info)
+        if rec is None:  # CBC alone failed: the heuristic's row after all
+            rec, obj = _heuristic(clauses, domain, params, previous, rng)
             info["local_objective"] = obj
     info["objective"] = int(obj)
-    info["seconds"] = round(time.perf_counter() - t0, 4)
+    info["seconds"] = round(time.perf_counter() - t0, 4)  # diagnostics only: popped before the report
     return rec, info
 
 
-def _heuristic(clauses, domain, params, previous, rng, deadline) -> tuple[np.ndarray, int]:
+def _heuristic(clauses, domain, params, previous, rng) -> tuple[np.ndarray, int]:
     sizes = np.asarray(domain.sizes)
     starts = [rng.integers(0, sizes) for _ in range(params.local_search.restarts)]
     if previous is not None:
         starts.insert(0, previous.copy())
     if not starts:
         starts = [rng.integers(0, sizes)]
-    return local_search(clauses, domain, starts=starts, kicks=params.local_search.kicks, rng=rng, deadline=deadline)
+    ls = params.local_search
+    return local_search(clauses, domain, starts=starts, kicks=ls.kicks, max_kicks=ls.max_kicks, rng=rng)
 
 
-def _cbc(clauses, domain, params, rec, obj, end, t0, info):
-    """CBC warm-started from ``rec``; the better row of the two (CBC must stop by 90% of the round)."""
+def _cbc(clauses, domain, params, rec, obj, info):
+    """CBC warm-started from ``rec`` with the node limit; the better row of the two."""
     from dpsynth.algorithms.dualquery.solver import solve_clauses_ip
 
     base = rec if rec is not None else np.zeros(len(domain), dtype=np.int64)
-    if math.isinf(end):
-        limit, stop = _NO_LIMIT, None
-    else:  # CBC can overrun its own limit a little: it must stop by 90% of the round
-        stop = end - 0.1 * (end - t0)
-        limit = max(0.0, stop - time.perf_counter())
-    res = solve_clauses_ip(clauses, domain, base=base, incumbent=rec, time_limit=limit, gap=params.solver.gap,
-                           threads=params.solver.threads, deadline=stop)
+    sp = params.solver
+    res = solve_clauses_ip(clauses, domain, base=base, incumbent=rec, max_nodes=sp.max_nodes, gap=sp.gap,
+                           threads=sp.threads, safety_seconds=sp.safety_seconds)
     info.update(cbc_status=res.status, cbc_objective=res.objective, cbc_bound=res.bound, cbc_gap=res.gap)
     if res.failure is not None:
         info["cbc_failure"] = res.failure
     if res.codes is not None and res.objective is not None and res.objective > obj:
         return res.codes, int(res.objective)
     return rec, obj
-
-
-_NO_LIMIT = 3600.0
-"""CBC's limit (s) when neither a time budget nor a cap applies (only possible from the library API)."""
 
 
 def _free(rec: np.ndarray, clauses: Clauses, domain, how: str, rng: np.random.Generator) -> np.ndarray:
@@ -416,10 +420,12 @@ def _solved_words(solved: str) -> str:
     return "nothing" if solved == "none" else solved.replace(",", " and ")
 
 
-BUDGET_GOVERNS = ("wall clock: the time_budget for the T rounds is counted from the end of the evaluation of "
-                  "the true answers (the only step that reads the data), shared out over the rounds; a round's "
-                  "best response (local-search moves, CBC nodes) stops when its share is used, so rows depend "
-                  "on the machine's speed and load, not on how long the data took to evaluate")
+BUDGET_GOVERNS = ("deterministic work: each round's best response makes at most local_search.max_kicks kicks per "
+                  "start (stopping earlier after local_search.kicks kicks without improvement) and CBC explores at "
+                  "most solver.max_nodes branch-and-bound nodes; no clock decides anything, so the rows and this "
+                  "report are functions of the data, the seed and the configuration alone. solver.safety_seconds "
+                  "is a wall-clock safety stop for one CBC call: a call it stops keeps the local-search row and is "
+                  "counted as 'safety-stop' in rounds_solver_failed (those rounds then depend on the machine)")
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:
@@ -429,9 +435,6 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     queries = configured_queries(ctx.queries, ctx.domain, ctx.workload)
     n = float(ctx.n)
     true = true_answers(ctx.counts, queries, n)
-    # The clock starts after the private data is evaluated: how long that took (which depends on the data)
-    # must not shorten the rounds' time, which decides how far each best response gets (issue 24).
-    budget_end = time.perf_counter() + params.time_budget
     prior = list(ledger.charges)
     log_universe = _log_universe(ctx.domain)
     sol = _solve(ledger, params, n, len(queries), log_universe)
@@ -440,18 +443,23 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
                           prior=prior)
     if view.message:
         ctx.notice(view.message)  # before the rounds: a user can stop a run that will not be useful
-    records, rounds = _iterate(ctx, params, queries, true, sol.T, sol.s, sol.eta, n, rng=rng, budget_end=budget_end)
+    records, rounds = _iterate(ctx, params, queries, true, sol.T, sol.s, sol.eta, n, rng=rng)
     codes = expand_rows(records, ctx.rows, rng=rng)
     dq = [c for c in ledger.charges if c.stage == STAGE]
     delta_dq = ledger.delta - sum(c.delta for c in ledger.charges if c.stage != STAGE)
     warnings = []
     failed = _failures(rounds)
-    skipped = sum(1 for r in rounds if r.get("cbc_status") == "skipped")
     if failed:
         causes = ", ".join(f"{k} {v}" for k, v in failed.items())
         warnings.append(
             f"dualquery: CBC failed in {sum(failed.values())} of {sol.T} rounds ({causes}); those rounds kept "
             "the local-search row (an approximate best response; privacy is unaffected)"
+        )
+    if "safety-stop" in failed:
+        warnings.append(
+            f"dualquery: the wall-clock safety stop (solver.safety_seconds = {params.solver.safety_seconds:g}) "
+            f"ended CBC in {failed['safety-stop']} rounds, so this release depends on the machine's speed and "
+            "load and a rerun with the same seed may differ: lower solver.max_nodes or raise solver.safety_seconds"
         )
     if view.message:
         warnings.append(view.message)
@@ -470,11 +478,12 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "query_class": "parity" if isinstance(queries, Parities) else "conjunction",
         "queries": len(queries), "queries_with_negations": 2 * len(queries), "k": queries.k,
         "best_response": params.best_response, "free_attributes": params.free_attributes,
-        # the configuration's time settings (public); measured times never enter the report
-        "solver": {"time_budget": params.time_budget, "time_limit": params.solver.time_limit,
-                   "gap": params.solver.gap, "threads": params.solver.threads, "budget_governs": BUDGET_GOVERNS},
+        # the configuration's work settings (public); measured times never enter the report
+        "solver": {"max_nodes": params.solver.max_nodes, "gap": params.solver.gap, "threads": params.solver.threads,
+                   "safety_seconds": params.solver.safety_seconds, "local_search_kicks": params.local_search.kicks,
+                   "local_search_max_kicks": params.local_search.max_kicks,
+                   "local_search_restarts": params.local_search.restarts, "budget_governs": BUDGET_GOVERNS},
         "rounds_solver_failed": failed,
-        "rounds_solver_skipped": skipped,
         "outlook": {"verdict": view.verdict, "theorem_alpha": view.theorem_alpha, "resolution": view.resolution},
         "synthesis": f"the T={sol.T} best responses; {ctx.rows} rows drawn from them (post-processing)",
         "rounds": rounds,
@@ -535,21 +544,15 @@ def _failures(rounds: list[dict]) -> dict[str, int]:
     return {c: causes.count(c) for c in FAILURES if c in causes}
 
 
-def _iterate(ctx, params, queries: Conjunctions | Parities, true, T, s, eta, n, *, rng, budget_end=math.inf):
-    """Algorithm 2's loop: charge, sample s of the 2Q queries, best-respond, update r.
-
-    Round t may use an equal share of what is left of the time budget, (budget_end − now)/(T − t + 1),
-    so time a round does not use goes to the later ones.
-    """
+def _iterate(ctx, params, queries: Conjunctions | Parities, true, T, s, eta, n, *, rng):
+    """Algorithm 2's loop: charge, sample s of the 2Q queries, best-respond, update r (no clock anywhere)."""
     r = np.zeros(len(queries))  # r_q = Σ_{i<t} (q(D) − q(xⁱ))
     records = np.empty((T, len(ctx.domain)), dtype=np.int64)
     rounds, previous = [], None
     for t in range(1, T + 1):  # loop over rounds
         sample = sample_queries(r, eta, s, charge=round_charge(t, s=s, eta=eta, n=n), ledger=ctx.ledger, rng=rng)
         clauses = _clauses(queries, sample)
-        now = time.perf_counter()
-        share = max(0.0, budget_end - now) / (T - t + 1)
-        rec, info = best_response(clauses, ctx.domain, params, previous=previous, rng=rng, deadline=now + share)
+        rec, info = best_response(clauses, ctx.domain, params, previous=previous, rng=rng)
         previous = rec
         rec = _free(rec, clauses, ctx.domain, params.free_attributes, rng)
         records[t - 1] = rec

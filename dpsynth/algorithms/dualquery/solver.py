@@ -34,8 +34,11 @@ value (Σx − 2dⱼ + 1 is odd unless Σx is even), so cⱼ may again be
 continuous; dⱼ absorbs the even part of the count (0 or 2 for k = 3, as in
 the paper, whose dᵢ ∈ {0, 1, 2} is the same bound).
 
+CBC's work is limited by a node count (``solver.max_nodes``), never by the
+clock, so the row it returns is a function of the clauses and the settings.
+
 A solver failure never raises: whatever goes wrong (binary missing at run
-time, non-zero exit, CBC killed after overrunning its limit, stopped without
+time, non-zero exit, CBC killed by the wall-clock safety stop, stopped without
 a feasible solution, infeasible or unbounded status, unreadable or invalid
 solution file) comes back as an :class:`IPResult` with ``failure`` set to one
 of :data:`FAILURES`, and the caller keeps its heuristic row.  Privacy does not
@@ -62,27 +65,15 @@ __all__ = ["FAILURES", "IPResult", "Model", "build_model", "solve_clauses_ip"]
 FAILURES = (
     "missing-binary",  # the CBC binary is gone or not executable when a round runs
     "nonzero-exit",  # CBC exited with a non-zero code (or was killed by a signal)
-    "killed",  # CBC overran its time limit by more than the grace period and was stopped
-    "no-solution",  # CBC stopped (time limit) before finding any feasible solution
+    "safety-stop",  # CBC ran past solver.safety_seconds of wall time and was stopped (machine-dependent)
+    "no-solution",  # CBC reached its node limit before finding any feasible solution
     "infeasible",  # CBC reported the program infeasible (it never is: a solver defect)
     "unbounded",  # CBC reported the program unbounded (it never is: a solver defect)
     "unreadable-solution",  # the solution file is missing, empty or not in CBC's format
     "invalid-solution",  # the solution is not one-hot on a touched column
 )
-"""Causes of a failed CBC call, as counted in the report (``rounds_solver_failed``)."""
-
-_IO_RESERVE = 0.3
-"""Seconds kept for starting CBC and reading its solution."""
-_MIN_LIMIT = 1.0
-"""CBC is not started with less time than this (status ``skipped``).  PuLP's bundled CBC 2.10.3
-segfaults when its limit expires during start-up with a warm start loaded (measured on a KDD99 round
-that CBC solves to optimality in 0.6 s: ``-sec 0.2`` crashed every time, ``-sec 0.5`` and more never);
-on a loaded machine start-up alone takes 0.3-0.5 s of wall time.  Too little time is a skip, not a crash."""
-
-
-def _grace(limit: float) -> float:
-    """How long CBC may overrun its own limit (it does while generating cuts) before it is killed."""
-    return 1.0 + 0.25 * limit
+"""Causes of a failed CBC call, as counted in the report (``rounds_solver_failed``).  Every cause but
+``safety-stop`` is a function of the program and the configuration alone."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +82,12 @@ class IPResult:
 
     codes: np.ndarray | None  # best record found by CBC (full row of codes), None if none
     objective: float | None
-    status: str  # "optimal", "time-limit", "gap-limit", "skipped", "failed", ...
+    status: str  # "optimal", "node-limit", "gap-limit", "failed", ...
     bound: float | None  # CBC's best bound on the optimum, when it reports one
     gap: float | None  # (bound - objective) / max(1, |objective|)
-    seconds: float
+    seconds: float  # wall time (diagnostics only: never in the report)
     failure: str | None = None  # one of FAILURES when the call failed
-    build_seconds: float = 0.0  # time spent building and writing the model
+    build_seconds: float = 0.0  # time spent building and writing the model (diagnostics only)
 
 
 # ----------------------------------------------------------------------------- model
@@ -317,26 +308,22 @@ def solve_clauses_ip(
     *,
     base: np.ndarray,
     incumbent: np.ndarray | None,
-    time_limit: float,
+    max_nodes: int,
     gap: float,
     threads: int,
-    deadline: float | None = None,
+    safety_seconds: float | None = None,
 ) -> IPResult:
     """Maximise the weighted number of satisfied clauses over valid rows, with CBC.
 
     ``clauses`` is a :class:`dpsynth.workload.conjunctions.Clauses`; ``base`` supplies
-    the codes of untouched columns; ``incumbent`` (codes) warm-starts CBC.
-    CBC gets ``time_limit`` seconds (wall clock), cut so that it stops by
-    ``deadline`` (a ``time.perf_counter()`` value) after the model is built;
-    if too little time is left it is not run (status ``skipped``).  Never
-    raises on a solver problem: see :data:`FAILURES`.
+    the codes of untouched columns; ``incumbent`` (codes) warm-starts CBC.  CBC stops
+    after ``max_nodes`` branch-and-bound nodes (or at the gap, or optimal): deterministic
+    work, so the result is a function of the clauses and the settings.  ``safety_seconds``
+    (wall clock) only kills a CBC that runs away; that is the one machine-dependent outcome,
+    reported as the failure ``safety-stop``.  Never raises on a solver problem: see :data:`FAILURES`.
     """
     start = time.perf_counter()
     model = build_model(clauses, domain)
-    if deadline is not None:
-        time_limit = min(time_limit, deadline - time.perf_counter() - _IO_RESERVE)
-    if time_limit < _MIN_LIMIT:
-        return IPResult(None, None, "skipped", None, None, time.perf_counter() - start)
     with tempfile.TemporaryDirectory(prefix="dpsynth_cbc_") as tmp:
         model_path, sol_path = os.path.join(tmp, "m.mps"), os.path.join(tmp, "m.sol")
         start_path = os.path.join(tmp, "m.mst") if incumbent is not None else None
@@ -344,7 +331,7 @@ def solve_clauses_ip(
         if start_path is not None:
             _write_start(model, clauses, incumbent, domain, start_path)
         built = time.perf_counter() - start
-        log, failure = _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path)
+        log, failure = _run_cbc(max_nodes, gap, threads, safety_seconds, start_path, model_path, sol_path)
         x, kind = None, None
         if failure is None:
             try:
@@ -366,17 +353,17 @@ def solve_clauses_ip(
     return IPResult(codes, objective, status, bound, gap_value, time.perf_counter() - start, None, built)
 
 
-def _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path) -> tuple[str, str | None]:
+def _run_cbc(max_nodes, gap, threads, safety_seconds, start_path, model_path, sol_path) -> tuple[str, str | None]:
     """Run CBC; (its log, None) or ("", the failure cause)."""
     try:
-        solver = mip_solver(time_limit=time_limit, gap=gap, threads=threads, warm_start=start_path is not None)
+        solver = mip_solver(max_nodes=max_nodes, gap=gap, threads=threads, warm_start=start_path is not None)
         args = cbc_command(solver, model_path, sol_path, start_path)
         done = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, check=False,
-                              timeout=time_limit + _grace(time_limit))
+                              timeout=safety_seconds)
     except ConfigError:
         return "", "missing-binary"
     except subprocess.TimeoutExpired:
-        return "", "killed"
+        return "", "safety-stop"
     except OSError:  # the binary vanished or lost its execute permission between the check and the run
         return "", "missing-binary"
     if done.returncode != 0:
@@ -386,6 +373,7 @@ def _run_cbc(time_limit, gap, threads, start_path, model_path, sol_path) -> tupl
 
 _RESULT = {
     "Optimal solution found": "optimal",
+    "Stopped on node limit": "node-limit",
     "Stopped on time limit": "time-limit",
     "Stopped on gap": "gap-limit",
     "Stopped on ratio": "gap-limit",
