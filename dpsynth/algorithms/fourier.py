@@ -42,9 +42,13 @@ multiplicative weights": from the uniform table, passes of the MW rule
 A(x) ← A(x)·exp(χ_u(x)(φ_u − ⟨χ_u, A⟩)/(2n)) over the measured coefficients;
 its table has no zeros, which relative entropy needs (MWEM Figure 3).
 
-Both need the full domain (N cells) and a |B| × N character matrix, so a
-guard computed from the configuration alone (:func:`preflight`) refuses a
-release whose N·|B| exceeds ``max_entries`` before any data is read.
+Both need the full domain (N cells) and a |B| × N character matrix.  The LP
+holds one Python term per entry (about 200 bytes), MW one byte, so ``fit:
+auto`` (the default) takes the LP when N·|B| ≤ ``max_entries`` and MW
+otherwise (:func:`resolve_fit`, from public facts: the domain and the
+workload); a guard computed from the configuration alone (:func:`preflight`)
+refuses, before any data is read, an LP over ``max_entries`` or an MW fit
+over ``mw_max_entries``.
 
 Accuracy (survey Theorem 4): with probability 1 − δ, for every workload
 marginal α, ‖C^α x − C^α w′‖₁ ≤ 2^{|α|}·2|B|·ln(|B|/δ)/ε + |B| (binary
@@ -54,6 +58,7 @@ any domain (see docs/fourier.md).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -80,6 +85,7 @@ __all__ = [
     "fit",
     "parse_params",
     "preflight",
+    "resolve_fit",
     "run",
     "theorem4_bound",
 ]
@@ -92,16 +98,18 @@ class Params:
     """Fourier release settings (docs/fourier.md)."""
 
     noise: Literal["discrete", "continuous"] = "discrete"
-    fit: Literal["lp", "mw"] = "lp"
+    fit: Literal["auto", "lp", "mw"] = "auto"
     mw_passes: int = 1
-    max_entries: int = 2_000_000
+    max_entries: int = 2_000_000  # the LP's limit on N·|B| (fit: auto switches to MW above it)
+    mw_max_entries: int = 200_000_000  # the MW fit's limit on N·|B| (one byte each)
     lp_time_limit: float = 600.0
 
     def __post_init__(self) -> None:
         if self.mw_passes < 1:
             raise ConfigError(f"{_P}.mw_passes: must be >= 1, got {self.mw_passes}")
-        if self.max_entries < 1:
-            raise ConfigError(f"{_P}.max_entries: must be >= 1, got {self.max_entries}")
+        for key in ("max_entries", "mw_max_entries"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{_P}.{key}: must be >= 1, got {getattr(self, key)}")
         if not self.lp_time_limit > 0:
             raise ConfigError(f"{_P}.lp_time_limit: must be > 0 seconds, got {self.lp_time_limit!r}")
 
@@ -215,15 +223,42 @@ def lp_entries(domain: Domain, workload: Sequence[Sequence[int]]) -> tuple[int, 
     return cells, size, cells * size
 
 
+def resolve_fit(domain: Domain, workload: Sequence[Sequence[int]], params: Params) -> tuple[str, str]:
+    """(the fit a release uses, why) from public facts only: N cells × |B| coefficients against the limits.
+
+    ``fit: auto`` takes the LP (sparse, the survey's step 3) when N·|B| ≤ ``max_entries`` and the MW fit
+    otherwise; an explicit ``lp`` or ``mw`` is kept.  Raises ConfigError (exit 64) when the chosen fit is
+    over its limit: that is :func:`preflight`, before any data is read.
+    """
+    cells, size, entries = lp_entries(domain, workload)
+    need = f"{cells:,} domain cells x {size:,} coefficients = {entries:,} entries"
+    chosen = params.fit
+    if chosen == "auto":
+        chosen = "lp" if entries <= params.max_entries else "mw"
+    if chosen == "lp" and entries > params.max_entries:
+        raise ConfigError(
+            f"{_P}.max_entries: the fourier LP table fit needs {cells} domain cells x {size} coefficients = "
+            f"{entries} entries, more than the limit of {params.max_entries} (use fit: mw or fit: auto, fewer "
+            "or coarser columns, lower-order marginals, or raise max_entries)"
+        )
+    if chosen == "mw" and entries > params.mw_max_entries:
+        raise ConfigError(
+            f"{_P}.mw_max_entries: the fourier MW table fit needs {cells} domain cells x {size} coefficients = "
+            f"{entries} entries, more than the limit of {params.mw_max_entries} (use fewer or coarser columns, "
+            "lower-order marginals, or raise mw_max_entries)"
+        )
+    if params.fit != "auto":
+        return chosen, f"fit: {chosen} as configured ({need})"
+    if chosen == "lp":
+        return chosen, f"fit: auto chose lp: {need}, within max_entries = {params.max_entries:,}"
+    return chosen, (f"fit: auto chose mw (multiplicative weights, MWEM §3.2) instead of the linear program: {need}, "
+                    f"more than the LP's max_entries = {params.max_entries:,}; computed from the public domain "
+                    "and workload, no privacy cost")
+
+
 def preflight(domain: Domain, workload: Sequence[Sequence[int]], params: Params) -> None:
     """Refuse, before any data is read, a domain whose table fit would be too large (exit 64)."""
-    cells, size, entries = lp_entries(domain, workload)
-    if entries > params.max_entries:
-        raise ConfigError(
-            f"{_P}.max_entries: the fourier table fit needs {cells} domain cells x {size} coefficients = "
-            f"{entries} entries, more than the limit of {params.max_entries} (use fewer or coarser columns, "
-            "lower-order marginals, or raise max_entries)"
-        )
+    resolve_fit(domain, workload, params)
 
 
 def theorem4_bound(domain: Domain, attrs: Sequence[int], basis: Basis, scale: float, delta: float) -> float:
@@ -298,7 +333,7 @@ def _project_counts(counts: np.ndarray, parent: tuple[int, ...], t: tuple[int, .
 
 def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> FourierFit:
     """Measure the coefficients of B′ (one charged mechanism call), then fit the table (post-processing)."""
-    preflight(ctx.domain, ctx.workload, params)
+    chosen, why = resolve_fit(ctx.domain, ctx.workload, params)
     basis = Basis.closure(ctx.domain, ctx.workload)
     measured = basis.size - 1
     if measured == 0:
@@ -313,14 +348,15 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
     phi = np.concatenate([[float(ctx.n)], np.asarray(noisy, dtype=float)])
     ctx.progress("fourier", 1, 2)
     chars = basis.characters()
-    warnings: list[str] = []
-    table, lp = None, {}
-    if params.fit == "lp":
+    warnings: list[str] = [why] if params.fit == "auto" and chosen == "mw" else []
+    table, lp, table_from_lp = None, {}, False
+    if chosen == "lp":
         table, lp = _fit_lp(chars, phi, params.lp_time_limit)
+        table_from_lp = table is not None
         if table is None:
-            warnings.append(f"the linear program was not solved ({lp['status']}); the table was fitted by "
+            warnings.append(f"the linear program was not solved ({lp['lp_status']}); the table was fitted by "
                             "multiplicative weights instead (post-processing, no privacy cost)")
-    if params.fit == "mw" or table is None:
+    if chosen == "mw" or table is None:
         table = _fit_mw(chars, phi, float(ctx.n), params.mw_passes)
     ctx.progress("fourier", 2, 2)
     scale = sens / eps
@@ -331,7 +367,8 @@ def fit(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> F
         "sensitivity_l1": sens,
         "noise": params.noise,
         "noise_scale_per_coefficient": scale,
-        "fit": "lp" if params.fit == "lp" and not warnings else "mw",
+        "fit": "lp" if chosen == "lp" and table_from_lp else "mw",
+        "fit_choice": why,
         "domain_cells": int(chars.shape[1]),
         **lp,
     }
@@ -366,9 +403,9 @@ def _fit_mw(chars: np.ndarray, phi: np.ndarray, n: float, passes: int) -> np.nda
     cells = chars.shape[1]
     table = np.full(cells, n / cells)
     target = np.clip(phi[1:], -n, n)
-    signs = chars[1:].astype(float)
     for _ in range(passes):  # passes × coefficients sequential MW steps, each vectorized over cells
-        for row, m in zip(signs, target):
+        for signs, m in zip(chars[1:], target):  # int8 rows: no float copy of the whole matrix
+            row = signs.astype(float)
             table *= np.exp(row * (m - row @ table) / (2.0 * n))
             table *= n / table.sum()
     return table
@@ -397,10 +434,12 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     how = "linear program (survey §4.2 step 3)" if result.details["fit"] == "lp" else "multiplicative weights"
     details = {**result.details, "synthesis": f"the table fitted by {how}, rounded to the output row count by "
                "largest remainders, its records in random order"}
+    used = dataclasses.replace(params, fit=result.details["fit"])  # the report records the fit used
     weights = np.clip(result.table, 0.0, None)
     cells_all = np.stack(np.unravel_index(np.arange(weights.size), ctx.domain.sizes), axis=1)
     model = RecordsModel(cells_all, ctx.domain.sizes, weights if weights.sum() > 0 else None)  # the fitted table
-    return AlgorithmOutput(model=model, codes=codes, marginals=marginals, details=details, warnings=result.warnings)
+    return AlgorithmOutput(model=model, codes=codes, marginals=marginals, details=details, warnings=result.warnings,
+                           params=used)
 
 
 def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dpsynth.config import Config
+from dpsynth.errors import ConfigError
 from dpsynth.plan.coefficients import (
     _COUNT_CELL,
     _FOURIER_LP_ENTRY,
@@ -272,21 +273,26 @@ def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
 
 
 def _fourier(f: Facts) -> AlgorithmPlan:
-    from dpsynth.algorithms.fourier import coefficient_sensitivity, lp_entries
+    from dpsynth.algorithms.fourier import coefficient_sensitivity, lp_entries, resolve_fit
 
     p = f.config.params
     cells, size, entries = lp_entries(f.config.domain, f.config.marginals)
+    try:
+        chosen, why = resolve_fit(f.config.domain, f.config.marginals, p)
+    except ConfigError as exc:  # the plan still shows what it would take
+        chosen, why = ("mw" if p.fit == "auto" else p.fit), f"release refuses this configuration: {exc}"
     measured = max(size - 1, 1)
     sens = coefficient_sensitivity(measured, f.config.privacy.neighbouring)
-    per_entry = _FOURIER_LP_ENTRY if p.fit == "lp" else 2 * 8
+    per_entry = _FOURIER_LP_ENTRY if chosen == "lp" else 2  # MW: the int8 character matrix and its assembly
+    notes = [why] + ([f"the LP stops at lp_time_limit = {p.lp_time_limit:g} s"] if chosen == "lp" else [])
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
         memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
-                f"table fit ({p.fit}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
-        seconds=(p.lp_time_limit / 10 if p.fit == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
+                f"table fit ({chosen}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
+        seconds=(p.lp_time_limit / 10 if chosen == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
         queries=f"{measured:,} Fourier coefficients (the downward closure of {len(f.marginal_cells)} marginals)",
         noise_sd=math.sqrt(2.0) * sens / f.epsilon, noise_note="per coefficient, not per cell",
-        notes=[f"the LP stops at lp_time_limit = {p.lp_time_limit:g} s"] if p.fit == "lp" else [],
+        notes=notes,
     )
 
 

@@ -189,7 +189,8 @@ def test_same_seed_same_rows_other_seed_other_rows():
     ({"mw_passes": 0}, "algorithm.params.mw_passes: must be >= 1, got 0"),
     ({"max_entries": 0}, "algorithm.params.max_entries: must be >= 1, got 0"),
     ({"lp_time_limit": 0}, "algorithm.params.lp_time_limit: must be > 0 seconds, got 0.0"),
-    ({"fit": "ip"}, "algorithm.params.fit: must be one of lp, mw, got 'ip'"),
+    ({"mw_max_entries": 0}, "algorithm.params.mw_max_entries: must be >= 1, got 0"),
+    ({"fit": "ip"}, "algorithm.params.fit: must be one of auto, lp, mw, got 'ip'"),
 ])
 def test_bad_params(raw, msg):
     with pytest.raises(ConfigError, match=re.escape(msg)):
@@ -208,20 +209,59 @@ def _cli_config(tmp_path, columns: int, params: dict) -> str:
     return str(path)
 
 
-def test_domain_size_guard_refuses_before_reading_the_data(runner, tmp_path):
-    """16 binary columns: 65,536 cells × 137 coefficients = 8,978,432 entries > 2,000,000; refused from the
-    configuration alone (the input file is not even valid CSV)."""
+@pytest.mark.parametrize("params, msg", [
+    ({"fit": "lp"}, ("algorithm.params.max_entries: the fourier LP table fit needs 65536 domain cells x 137 "
+     "coefficients = 8978432 entries, more than the limit of 2000000 (use fit: mw or fit: auto, fewer or coarser "
+     "columns, lower-order marginals, or raise max_entries)")),
+    ({"mw_max_entries": 8_978_431}, ("algorithm.params.mw_max_entries: the fourier MW table fit needs 65536 domain "
+     "cells x 137 coefficients = 8978432 entries, more than the limit of 8978431 (use fewer or coarser columns, "
+     "lower-order marginals, or raise mw_max_entries)")),
+])
+def test_domain_size_guard_refuses_before_reading_the_data(runner, tmp_path, params, msg):
+    """16 binary columns: 65,536 cells × 137 coefficients = 8,978,432 entries > 2,000,000 for the LP; refused
+    from the configuration alone (the input file is not even valid CSV)."""
     bad = tmp_path / "in.csv"
     bad.write_bytes(b"\x00not,a,table")
-    cfg = _cli_config(tmp_path, 16, {})
+    cfg = _cli_config(tmp_path, 16, params)
     res = runner.invoke(app, ["release", "-c", cfg, "-i", str(bad), "-o", str(tmp_path / "o.csv")])
     assert res.exit_code == 64
-    assert res.stderr == (
-        "dpsynth: error: algorithm.params.max_entries: the fourier table fit needs 65536 domain cells x 137 "
-        "coefficients = 8978432 entries, more than the limit of 2000000 (use fewer or coarser columns, "
-        "lower-order marginals, or raise max_entries)\n"
-    )
+    assert res.stderr == f"dpsynth: error: {msg}\n"
     assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("sizes, workload, params, expected", [
+    ((2,) * 6, [(0, 1, 2)], {}, "lp"),  # 64 cells x 8 coefficients: the LP
+    ((2,) * 16, list(itertools.combinations(range(16), 2)), {}, "mw"),  # NLTCS, all 2-way: 8,978,432 > 2,000,000
+    ((2,) * 6, [(0, 1, 2)], {"max_entries": 511}, "mw"),  # 512 entries: one over the LP's limit
+    ((2,) * 6, [(0, 1, 2)], {"max_entries": 512}, "lp"),  # ... and at it
+    ((2,) * 6, [(0, 1, 2)], {"fit": "mw"}, "mw"),  # explicit fits are kept
+    ((2,) * 16, [(0, 1)], {"fit": "lp"}, "lp"),
+])
+def test_auto_fit_is_chosen_from_domain_cells_times_coefficients(sizes, workload, params, expected):
+    chosen, why = fourier.resolve_fit(_domain(*sizes), workload, fourier.parse_params(params))
+    assert chosen == expected
+    assert why.startswith("fit: auto chose" if "fit" not in params else f"fit: {expected} as configured")
+
+
+def test_default_fourier_release_of_the_nltcs_sample_uses_the_mw_fit_and_says_so(runner, tmp_path):
+    """Issue 26: all 2-way marginals of NLTCS (16 binary columns) used to be refused by the LP's limit; the
+    default (fit: auto) picks the MW fit from N x |B| (public) and the report states the choice and why."""
+    import json
+    from pathlib import Path
+
+    nltcs = Path(__file__).resolve().parents[2] / "sample_data" / "nltcs.csv"
+    cfg = _cli_config(tmp_path, 16, {})
+    out = tmp_path / "o.csv"
+    res = runner.invoke(app, ["release", "-c", cfg, "-i", str(nltcs), "-o", str(out), "--seed", "1", "--quiet"])
+    assert res.exit_code == 0, res.stderr
+    report = json.loads((tmp_path / "o.csv.report.json").read_text())
+    why = ("fit: auto chose mw (multiplicative weights, MWEM §3.2) instead of the linear program: 65,536 domain "
+           "cells x 137 coefficients = 8,978,432 entries, more than the LP's max_entries = 2,000,000; computed "
+           "from the public domain and workload, no privacy cost")
+    assert report["algorithm"]["params"]["fit"] == "mw"  # the resolved parameter, not "auto"
+    assert report["algorithm"]["details"]["fit"] == "mw"
+    assert report["algorithm"]["details"]["fit_choice"] == why
+    assert why in report["warnings"]
 
 
 def test_cli_release_with_fourier(runner, tmp_path):
