@@ -285,6 +285,11 @@ def input_options(delimiter: str, encoding: str, cfg=None, engine: str = "numpy"
 
 LOG_FORMATS = ("text", "json")
 
+LogFormat = Annotated[str, typer.Option(
+    "--log-format", help="stderr as text or json (JSON lines: every stderr line one object, the last a summary or "
+    "an error event).")]
+"""The --log-format option of the commands without progress bars (release and evaluate describe their progress)."""
+
 
 def check_log_format(value: str) -> str:
     """Check --log-format; under ``json`` every later stderr line of the command is a JSON object."""
@@ -301,6 +306,27 @@ def emit(console: Console, event: str, **fields) -> None:
     if not console.quiet:
         console.file.write(json.dumps({"event": event, **fields}) + "\n")
         console.file.flush()
+
+
+def log_line(kind: str, message: str, **fields) -> None:
+    """One stderr line of a command: ``dpsynth: message`` as text, or ``{"event": kind, "message": ...}`` under
+    --log-format json (a multi-line text message becomes one event)."""
+    if _LOG.json:
+        text = " ".join(part.removeprefix("dpsynth: ").strip() for part in message.splitlines())
+        sys.stderr.write(json.dumps({"event": kind, "message": text, **fields}) + "\n")
+    else:
+        sys.stderr.write("".join(f"dpsynth: {part.removeprefix('dpsynth: ')}\n" for part in message.splitlines()))
+    sys.stderr.flush()
+
+
+def log_summary(command: str, text: str | None, **fields) -> None:
+    """A command's last stderr line on success: ``text`` (None: none) or a ``summary`` JSON event."""
+    if _LOG.json:
+        sys.stderr.write(json.dumps({"event": "summary", "command": command, **fields}) + "\n")
+        sys.stderr.flush()
+    elif text is not None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
 
 def say(console: Console, kind: str, message: str, log_format: str) -> None:

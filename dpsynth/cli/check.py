@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import app, handle_errors, input_options, string_columns
+from dpsynth.cli._common import (
+    LogFormat,
+    app,
+    check_log_format,
+    handle_errors,
+    input_options,
+    log_line,
+    log_summary,
+    string_columns,
+)
 
 
 @app.command()
@@ -18,6 +26,7 @@ def check(
     input: Annotated[str, typer.Option("--input", "-i", help="The REAL table (.csv, .csv.gz, .parquet, or -).")],
     delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character).")] = ",",
     encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1).")] = "utf-8",
+    log_format: LogFormat = "text",
 ) -> None:
     """List the rows and columns that break the schema. NOT PRIVATE: reads the real data; for the data owner only.
 
@@ -29,11 +38,12 @@ def check(
     from dpsynth.errors import ConfigError, DataError
     from dpsynth.nonprivate.check import NOT_PRIVATE, folded_values, format_violations, schema_violations
 
+    check_log_format(log_format)
     cfg = load_config(config)
     if cfg.discover is not None:
         raise ConfigError("schema.discover: dpsynth check needs a written schema (run dpsynth schema discover first)")
     options = input_options(delimiter, encoding, cfg)
-    sys.stderr.write(f"dpsynth: {NOT_PRIVATE}\n")
+    log_line("notice", NOT_PRIVATE)
     table = read_table(input, string_columns=string_columns(cfg), options=options)
     present = [str(c) for c in table.columns]
     ignored = [c for c in present if c not in cfg.domain.names]
@@ -46,3 +56,4 @@ def check(
         except DataError as exc:
             raise DataError(f"{input}: {exc}") from None
         raise DataError(f"{input}: {len(violations)} schema problem(s) in {len(table)} rows (listed on stdout)")
+    log_summary("check", None, rows=len(table), problems=0)

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import handle_errors, input_options, make_rng, schema_app, stderr_console
+from dpsynth.cli._common import (
+    LogFormat,
+    check_log_format,
+    emit,
+    handle_errors,
+    input_options,
+    make_rng,
+    schema_app,
+    stderr_console,
+)
 from dpsynth.errors import UsageError
 
 
@@ -30,6 +39,7 @@ def schema_discover(
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    log_format: LogFormat = "text",
 ) -> None:
     """Learn a schema FROM THE DATA with differential privacy (categories by partition selection, numeric
     bounds and bins by noisy histograms and quantiles), charged to a ledger; writes the schema and its report."""
@@ -39,6 +49,7 @@ def schema_discover(
     from dpsynth.privacy.neighbouring import Neighbouring
     from dpsynth.report import build_discovery_report
 
+    check_log_format(log_format)
     if neighbouring not in ("add-remove", "replace-one"):
         raise UsageError(f"--neighbouring must be add-remove or replace-one, got '{neighbouring}'")
     if edges not in ("quantile", "equal"):
@@ -80,8 +91,15 @@ def schema_discover(
         out.commit()
     console = stderr_console(quiet)
     learned = sum(1 for c in discovery.columns.values() if c["learned"])
-    console.print(f"schema discover: {len(discovery.columns)} columns ({learned} learned), epsilon spent {eps:.6g} "
-                  f"of {spec.epsilon:g}, delta spent {dlt:.3g} of {spec.delta:g}")
+    text = (f"schema discover: {len(discovery.columns)} columns ({learned} learned), epsilon spent {eps:.6g} "
+            f"of {spec.epsilon:g}, delta spent {dlt:.3g} of {spec.delta:g}")
+    if log_format == "json":
+        for w in result["warnings"]:
+            emit(console, "warning", message=w)
+        emit(console, "summary", command="schema discover", columns=len(discovery.columns), learned=learned,
+             epsilon_spent=eps, epsilon_requested=spec.epsilon, delta_spent=dlt, delta_requested=spec.delta)
+        return
+    console.print(text)
     for w in result["warnings"]:
         console.print(f"[yellow]warning:[/] {w}")
 

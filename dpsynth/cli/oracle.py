@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import app, check_seed, handle_errors, make_rng, string_columns
+from dpsynth.cli._common import (
+    LogFormat,
+    app,
+    check_log_format,
+    check_seed,
+    handle_errors,
+    log_line,
+    log_summary,
+    make_rng,
+    string_columns,
+)
 
 
 @app.command()
@@ -18,6 +27,7 @@ def oracle(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML configuration (schema, privacy, workload).")],
     input: Annotated[str, typer.Option("--input", "-i", help="The REAL table (.csv, .csv.gz, .parquet, or -).")],
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the Oracle's noise (default: the config's seed, else OS entropy).")] = None,
+    log_format: LogFormat = "text",
 ) -> None:
     """NOT PRIVATE, benchmarking only: iReduct's Oracle (true counts set the noise scales); prints its error as JSON, writes no file."""
     from dpsynth.config import load_config
@@ -25,6 +35,7 @@ def oracle(
     from dpsynth.nonprivate.oracle import oracle_table_figures
     from dpsynth.pipeline import preflight
 
+    check_log_format(log_format)
     check_seed(seed)
     cfg = load_config(config)
     if cfg.discover is not None:
@@ -32,10 +43,9 @@ def oracle(
 
         raise UsageError("dpsynth oracle needs a public schema, not schema.discover")
     preflight(cfg)
-    sys.stderr.write(
-        "dpsynth: WARNING: dpsynth oracle is NOT differentially private: the true counts choose the\n"
-        "dpsynth: WARNING: noise scales. Its figures describe the real data; no file is written.\n"
-    )
+    log_line("warning", "WARNING: dpsynth oracle is NOT differentially private: the true counts choose the\n"
+             "WARNING: noise scales. Its figures describe the real data; no file is written.")
     table = read_table(input, string_columns=string_columns(cfg))
     figures = oracle_table_figures(table, cfg, rng=make_rng(seed if seed is not None else cfg.seed))
     typer.echo(json.dumps(figures))
+    log_summary("oracle", None)

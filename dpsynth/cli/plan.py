@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import app, handle_errors
+from dpsynth.cli._common import LogFormat, app, check_log_format, handle_errors, log_summary
 from dpsynth.errors import UsageError
 
 
@@ -21,6 +21,7 @@ def plan(
     engine: Annotated[str, typer.Option("--engine", help="Counts engine the release will use: numpy, stream or spark.")] = "numpy",
     marginals: Annotated[bool, typer.Option("--marginals", help="Include the memory of release --marginals (the long table).")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    log_format: LogFormat = "text",
 ) -> None:
     """Predict a release: domain sizes, workload, budget split, guarantee, noise, peak memory and time."""
     from dpsynth.config import load_config
@@ -28,6 +29,7 @@ def plan(
     from dpsynth.pipeline import preflight
     from dpsynth.plan import format_plan, make_plan
 
+    check_log_format(log_format)
     if rows is not None and rows < 1:
         raise UsageError(f"--rows must be >= 1, got {rows}")
     if engine not in ENGINES:
@@ -43,3 +45,4 @@ def plan(
         typer.echo(json.dumps(p.to_dict(), indent=2))
     else:
         typer.echo(format_plan(p), nl=False)
+    log_summary("plan", None, peak_memory_bytes=p.peak_memory, seconds=round(p.seconds, 1))

@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import handle_errors, report_app
+from dpsynth.cli._common import LogFormat, check_log_format, handle_errors, log_summary, report_app
 
 
 @report_app.command("show")
 @handle_errors
 def report_show(
     report: Annotated[Path, typer.Argument(help="The report JSON written by dpsynth release.")],
+    log_format: LogFormat = "text",
 ) -> None:
     """Summarise a report: what was released, the guarantee (both neighbouring relations), budget per stage, what is public, warnings."""
     import jsonschema
@@ -22,6 +23,7 @@ def report_show(
     from dpsynth.errors import ConfigError, InputMissingError
     from dpsynth.report import summarize, validate_report
 
+    check_log_format(log_format)
     if not report.is_file():
         raise InputMissingError(f"report file not found: {report}")
     try:
@@ -33,3 +35,4 @@ def report_show(
         path = "/".join(str(x) for x in exc.absolute_path) or "the top level"
         raise ConfigError(f"{report}: not a valid dpsynth report (schema check failed at {path})") from None
     typer.echo(summarize(data), nl=False)
+    log_summary("report show", None)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from dpsynth.cli._common import app, handle_errors, make_rng, stderr_console
+from dpsynth.cli._common import LogFormat, app, check_log_format, handle_errors, log_summary, make_rng
 from dpsynth.errors import UsageError
 
 
@@ -25,11 +25,13 @@ def sample(
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed: the same seed gives byte-identical output.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
+    log_format: LogFormat = "text",
 ) -> None:
     """Draw synthetic rows from a released model: post-processing, no data read, no budget spent."""
     from dpsynth.data.io import OutputSet, check_output_path, json_bytes, table_format
 
     t0 = time.perf_counter()
+    check_log_format(log_format)
     if rows < 1:
         raise UsageError(f"--rows must be >= 1, got {rows}")
     if (model is None) == (marginals is None):
@@ -57,8 +59,10 @@ def sample(
         out.commit()
     if not quiet:
         elapsed = time.perf_counter() - t0
-        stderr_console().print(f"dpsynth sample: {rows} rows in {elapsed:.2f} s "
-                               f"({rows / max(elapsed, 1e-9) / 1e6:.2f} M rows/s); post-processing, no budget spent")
+        rate = rows / max(elapsed, 1e-9)
+        log_summary("sample", f"dpsynth sample: {rows} rows in {elapsed:.2f} s ({rate / 1e6:.2f} M rows/s); "
+                    "post-processing, no budget spent", rows=rows, output=output, report=report,
+                    time_s=round(elapsed, 3), privacy="post-processing of the release, no budget spent")
 
 
 def _load(model, marginals, config):

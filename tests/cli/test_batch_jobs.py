@@ -387,3 +387,59 @@ def test_check_counts_per_column_what_unknown_other_folds_away(tmp_path):
     res = CliRunner().invoke(app, ["check", "-c", str(tmp_path / "error.yaml"), "-i", str(tmp_path / "in.csv")])
     assert res.exit_code == 65 and "folded" not in res.stdout
     assert "race: value outside the declared categories: 2 row(s): 3, 4" in res.stdout
+
+
+def _commands(group=None, prefix=()):
+    """Every command of the CLI as its argv prefix (sub-groups expanded)."""
+    import typer.main
+
+    group = group or typer.main.get_command(app)
+    for name, cmd in group.commands.items():
+        if hasattr(cmd, "commands"):
+            yield from _commands(cmd, (*prefix, name))
+        else:
+            yield (*prefix, name), cmd
+
+
+def test_every_command_has_log_format():
+    missing = [" ".join(path) for path, cmd in _commands()
+               if not any("--log-format" in p.opts for p in cmd.params)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("argv, last", [
+    (["sample", "-m", "{d}/m.dpm", "-n", "100", "-o", "{t}/s.csv", "--seed", "2"], "summary"),
+    (["check", "-c", "{d}/cfg.yaml", "-i", "{d}/in.csv"], "summary"),
+    (["plan", "-c", "{d}/cfg.yaml", "--rows", "500"], "summary"),
+    (["schema", "draft", "{d}/in.csv"], "summary"),
+    (["schema", "discover", "-i", "{d}/in.csv", "--epsilon", "1", "--delta", "1e-6", "-o", "{t}/s.yaml"], "summary"),
+    (["report", "show", "{d}/out.csv.report.json"], "summary"),
+    (["sample", "-m", "{d}/missing.dpm", "-n", "100", "-o", "{t}/s.csv"], "error"),
+])
+def test_json_log_of_every_command_is_json_lines_ending_with_a_summary_or_an_error(release_dir, tmp_path, argv, last):
+    """Issue 26 item 4: under --log-format json each stderr line is a JSON object and the last one says how the
+    command ended (the same events as release: notice, warning, summary, error)."""
+    args = [a.format(d=release_dir, t=tmp_path) for a in argv] + ["--log-format", "json"]
+    res = CliRunner().invoke(app, args)
+    events = _json_lines(res.stderr)
+    assert {e["event"] for e in events} <= {"notice", "warning", "info", "summary", "error"}
+    assert events[-1]["event"] == last and sum(e["event"] in ("summary", "error") for e in events) == 1
+    if last == "summary":
+        assert res.exit_code == 0 and events[-1]["command"] == " ".join(argv[:2] if argv[0] in ("schema", "report")
+                                                                       else argv[:1])
+    else:
+        assert res.exit_code == events[-1]["exit_code"] == 66
+
+
+def test_sample_summary_as_text_and_as_json(release_dir, tmp_path):
+    args = ["sample", "-m", str(release_dir / "m.dpm"), "-n", "1000", "-o", str(tmp_path / "s.csv"), "--seed", "2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0
+    assert res.stderr.startswith("dpsynth sample: 1000 rows in ") and res.stderr.endswith(
+        "M rows/s); post-processing, no budget spent\n") and res.stderr.count("\n") == 1
+    res = CliRunner().invoke(app, [*args, "--force", "--log-format", "json"])
+    (summary,) = _json_lines(res.stderr)
+    assert summary["event"] == "summary" and summary["command"] == "sample" and summary["rows"] == 1000
+    assert summary["output"] == str(tmp_path / "s.csv") and summary["report"] == str(tmp_path / "s.csv") + ".report.json"
+    res = CliRunner().invoke(app, [*args, "--force", "--log-format", "xml"])
+    assert res.exit_code == 2 and res.stderr == "dpsynth: error: --log-format must be text or json, got 'xml'\n"
