@@ -1,6 +1,13 @@
-"""Predicted (``dpsynth plan``) against measured peak memory of ``dpsynth release``.
+"""Predicted (``dpsynth plan``) against measured peak memory and time of ``dpsynth release``.
 
-    nice -n 10 python -m benchmarks.bench_plan [--grid quick|full] [--limit-gb 6]
+    nice -n 10 python -m benchmarks.bench_plan [--limit-gb 6]           # memory
+    nice -n 10 python -m benchmarks.bench_plan time [--minutes 15]      # time: measure, then fit
+    python -m benchmarks.bench_plan time --fit-only                     # refit from the saved runs
+
+Time (``time``, :mod:`benchmarks.bench_time`): releases over a seeded grid of public quantities
+(rows, columns, values per column, workload order, algorithm, rounds), synthetic tables; the time
+model's coefficients are fitted by least squares on log time on 70 % of the runs and its error
+(predicted/actual) is stated on the other 30 %.
 
 Each cell of the grid writes a config variant of ``configs/adult.yaml`` and runs
 ``python -m dpsynth release`` in a child process under an address-space limit
@@ -88,6 +95,10 @@ def predict(raw: dict, input_path: Path) -> tuple[float, float]:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["time"]:
+        from benchmarks.bench_time import main as time_main
+
+        return time_main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit-gb", type=float, default=6.0, help="address-space limit of each child (GB)")
     ap.add_argument("--heavy", action="store_true", help="also run the issue's k=5 laplace case (~4 GB)")

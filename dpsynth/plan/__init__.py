@@ -31,8 +31,14 @@ coefficient times a public quantity, with the coefficients fitted by
 * ``release --marginals``: the long-format table of the released marginals
   (one row per cell with a label per column).
 
-The time estimate is rougher still (a few coefficients per algorithm, measured on
-a busy 2-core machine): read it as an order of magnitude.
+Time model (:mod:`dpsynth.plan.timing`).  Seconds are a sum of work terms, each a
+coefficient times a public quantity (cells read and written, n × marginals counted,
+mirror-descent steps × junction-tree cells, MWEM rounds × candidate cells, Fourier
+entries, ...); the predictors state the work, ``benchmarks/bench_plan.py time`` fits
+the coefficients (least squares on log CPU time over a grid of rows, columns, values
+per column, workload order, algorithm and rounds) and measures the error on held-out
+configurations, which ``dpsynth plan`` prints with the estimate.  DualQuery's time is
+its own estimate from its work budget (not fitted).
 """
 
 from __future__ import annotations

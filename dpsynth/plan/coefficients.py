@@ -25,15 +25,30 @@ _FOURIER_LP_ENTRY = 200  # PuLP: one Python term per (cell, coefficient) of the 
 _QUERY_BYTES = 64  # DualQuery: per conjunction, attrs and values (k ints each) plus 4 float arrays
 _QUERY_INT = 16  # DualQuery: per conjunction and literal
 
-# Time coefficients (seconds), as rough as the text says: measured on a 2-core machine shared by
-# about 8 jobs (load ~10), so an idle machine is several times faster.
-_T_ROW = 4e-6  # read and encode, per input cell
-_T_MARGINAL = 0.04  # fitting the factored synthesis model, per released marginal and 10 passes
-_T_PGM_MODEL = 3.5e-6  # the pgm estimator, per junction-tree cell and iteration
-_T_PGM_CELL = 1e-8  # the pgm estimator, per measured cell and iteration
-_T_CELL_LAPLACE = 1e-6  # count and noise, per workload cell
-_T_CELL_MWEM = 4e-8  # scoring, per candidate cell and round
-_T_CELL_IREDUCT = 2e-5  # per workload cell (several noise-down rounds and the fit)
+# DualQuery (not in the fitted model: its time is its work budget)
 _T_LOCAL_DUALQUERY = 8e-5  # DualQuery local search, per sampled clause and start (KDD99: 0.4 s a round)
 _T_CBC_DUALQUERY = 4e-3  # DualQuery CBC start-up and root node, per sampled clause
 _T_NODE_DUALQUERY = 4e-4  # DualQuery CBC, per branch-and-bound node and sampled clause (max_nodes is a cap)
+
+# The time model (dpsynth.plan.timing): seconds per unit of each work term, fitted by
+# ``nice python -m benchmarks.bench_plan time`` (least squares on log CPU time; docs/cli.md, "Plan before you run").
+TIME: dict[str, float] = {
+    "startup": 1.93,
+    "read": 2.96e-07,
+    "write": 1.89e-07,
+    "count": 3.92e-08,
+    "noise": 1.37e-05,
+    "pgm": 9.86e-08,
+    "pgm_measured": 3.56e-09,
+    "mw_synthesis": 1.07e-05,
+    "ireduct": 9.83e-07,
+    "mwem_score": 1.84e-08,
+    "mwem_update": 2.52e-07,
+    "mwem_candidates": 0.0003,
+    "mwem_pgm": 1.65e-08,
+    "fourier_build": 1e-08,  # not exercised by the grid (prior)
+    "fourier_lp": 1.75e-05,
+    "fourier_mw": 5e-09,  # not exercised by the grid (prior)
+}
+TIME_ERROR = {"median": 1.2, "p90": 2.1, "configs": 28}
+"""max(predicted/actual, actual/predicted) over held-out configurations of the benchmark grid."""

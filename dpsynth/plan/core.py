@@ -17,11 +17,11 @@ from dpsynth.plan.coefficients import (
     _OUTPUT_CELL,
     _PAYLOAD_CELL,
     _STREAM_BATCH,
-    _T_ROW,
 )
 from dpsynth.plan.machine import format_bytes
 from dpsynth.plan.predictors import PREDICTORS, AlgorithmPlan, Facts
 from dpsynth.plan.rows import n_is_public, plan_rows
+from dpsynth.plan.timing import common_work, seconds
 
 __all__ = ["Plan", "check_memory", "make_plan"]
 
@@ -42,14 +42,21 @@ class Plan:
     memory: dict[str, int]
     max_memory: int
     max_memory_source: str
+    engine: str = "numpy"
 
     @property
     def peak_memory(self) -> int:
         return int(sum(self.memory.values()))
 
     @property
+    def work(self) -> dict[str, float]:
+        """The time model's work terms (public quantities, :mod:`dpsynth.plan.timing`)."""
+        common = common_work(self.rows, len(self.columns), self.output_rows, self.engine)
+        return {**common, **{k: common.get(k, 0.0) + v for k, v in self.alg.work.items()}}
+
+    @property
     def seconds(self) -> float:
-        return self.alg.seconds + _T_ROW * self.rows * len(self.columns)
+        return self.alg.seconds + seconds(self.work)
 
     def to_dict(self) -> dict:
         return {
@@ -70,6 +77,7 @@ class Plan:
             "peak_memory_bytes": self.peak_memory,
             "max_memory_bytes": self.max_memory,
             "seconds": self.seconds,
+            "time_work": self.work,
             "notes": list(self.alg.notes),
         }
 
@@ -149,7 +157,7 @@ def make_plan(
         columns=list(zip(domain.names, domain.sizes)), domain_cells=full, marginals=len(cells),
         total_cells=facts.total_cells, largest_cells=facts.largest, rows=n, rows_source=source,
         output_rows=out_rows, algorithm=config.algorithm, guarantee=_guarantee(config), alg=alg,
-        memory=memory, max_memory=limit, max_memory_source=limit_source,
+        memory=memory, max_memory=limit, max_memory_source=limit_source, engine=engine,
     )
 
 

@@ -19,16 +19,11 @@ from dpsynth.plan.coefficients import (
     _QUERY_BYTES,
     _QUERY_INT,
     _T_CBC_DUALQUERY,
-    _T_CELL_IREDUCT,
-    _T_CELL_LAPLACE,
-    _T_CELL_MWEM,
     _T_LOCAL_DUALQUERY,
-    _T_MARGINAL,
     _T_NODE_DUALQUERY,
-    _T_PGM_CELL,
-    _T_PGM_MODEL,
     _TRANSIENT,
 )
+from dpsynth.plan.timing import tree_cells
 
 __all__ = ["PREDICTORS", "AlgorithmPlan", "Facts"]
 
@@ -39,11 +34,12 @@ class AlgorithmPlan:
 
     stages: list[tuple[str, str]]  # (stage, budget in words)
     memory: dict[str, int]  # part -> bytes
-    seconds: float
+    seconds: float  # a part of the time outside the fitted model (DualQuery's work budget); the rest is ``work`` × TIME
     queries: str  # what the algorithm measures, in words
     noise_sd: float | None  # standard deviation of the noise on one measured cell (counts)
     noise_note: str = ""
     notes: list[str] = field(default_factory=list)
+    work: dict[str, float] = field(default_factory=dict)  # time-model term -> public quantity (plan/timing.py)
 
 
 
@@ -61,8 +57,8 @@ class Facts:
     sensitivity: float
 
 
-def _synthesis(f: Facts) -> tuple[int, float]:
-    """(bytes, seconds) of turning the noisy marginals into a model (``SynthesisParams``).
+def _synthesis(f: Facts) -> tuple[int, dict[str, float]]:
+    """(bytes, time-model work) of turning the noisy marginals into a model (``SynthesisParams``).
 
     ``pgm`` (the default estimator, :mod:`dpsynth.models.estimation`): a junction tree of at most
     ``model_cells`` cells (about 48 bytes per cell, docs/estimator.md), ``synthesis_iterations``
@@ -73,9 +69,15 @@ def _synthesis(f: Facts) -> tuple[int, float]:
     method = getattr(p, "synthesis", "mw")
     if method == "pgm":
         steps = p.synthesis_iterations
-        return _PGM_CELL * p.model_cells, steps * (_T_PGM_MODEL * p.model_cells + _T_PGM_CELL * f.total_cells)
+        tree = tree_cells(f.config.domain.sizes, f.config.marginals, p.model_cells)
+        return _PGM_CELL * p.model_cells, {"pgm": steps * tree, "pgm_measured": steps * f.total_cells}
     passes = getattr(p, "synthesis_passes", 10)
-    return 3 * 8 * f.synth_cap, _T_MARGINAL * len(f.marginal_cells) * passes / 10
+    return 3 * 8 * f.synth_cap, {"mw_synthesis": passes * f.total_cells}
+
+
+def _counting(f: Facts, marginals: int) -> dict[str, float]:
+    """Counting ``marginals`` marginals over the n rows (one pass each)."""
+    return {"count": float(f.rows) * marginals}
 
 
 def _marginal_memory(f: Facts) -> dict[str, int]:
@@ -96,10 +98,10 @@ def _laplace(f: Facts) -> AlgorithmPlan:
     scale = f.sensitivity / per
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
-        memory=_marginal_memory(f),
-        seconds=_synthesis(f)[1] + _T_CELL_LAPLACE * f.total_cells,
+        memory=_marginal_memory(f), seconds=0.0,
         queries=f"{m} marginals, every cell measured",
         noise_sd=math.sqrt(2.0) * scale,
+        work={**_counting(f, m), "noise": f.total_cells, **_synthesis(f)[1]},
     )
 
 
@@ -108,7 +110,11 @@ def _mwem_pgm(f: Facts, p, sd: float) -> AlgorithmPlan:
     from dpsynth.models.junction import BYTES_PER_CELL
 
     T = p.iterations
-    cands = len(pgm_candidates(f.config.marginals))
+    cand_list = pgm_candidates(f.config.marginals)
+    cands = len(cand_list)
+    cand_cells = sum(f.config.domain.cells(c) for c in cand_list)
+    # the tree grows by about one candidate per round, up to model_cells
+    tree = min(p.model_cells, sum(f.config.domain.sizes) + T * cand_cells // max(cands, 1))
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
@@ -117,7 +123,10 @@ def _mwem_pgm(f: Facts, p, sd: float) -> AlgorithmPlan:
     }
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
-        memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        memory=memory, seconds=0.0,
+        work={**_counting(f, cands + len(f.config.domain.sizes)), "mwem_score": T * cand_cells,  # + 1-way init
+              "mwem_candidates": T * cands,
+              "mwem_pgm": (T * p.round_iterations + p.final_iterations) * tree},
         queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds",
         noise_sd=sd, noise_note="on each measured marginal, first rounds",
         notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)"],
@@ -152,7 +161,9 @@ def _mwem(f: Facts) -> AlgorithmPlan:
                      f"{DEFAULT_ITERATIONS})")
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
-        memory=memory, seconds=2.0 + _T_CELL_MWEM * T * f.total_cells,
+        memory=memory, seconds=0.0,
+        work={**_counting(f, len(f.marginal_cells)), "mwem_score": T * f.total_cells,
+              "mwem_update": T * min(p.max_factor_cells, f.synth_cap)},
         queries=f"{candidates} candidate queries ({', '.join(classes)}), {T} rounds",
         noise_sd=sd, noise_note="on each of the T measured marginals", notes=notes,
     )
@@ -236,11 +247,12 @@ def _ireduct_queries(f: Facts) -> AlgorithmPlan:
     cols = ", ".join(domain.names[a] for a in q.attrs)
     memory = {"exact counts of the queries' columns": _COUNT_CELL * cells,
               "noise-down working arrays": _IREDUCT_CELL * len(q)}
-    synth_bytes, synth_seconds = _synthesis(f)
+    synth_bytes, synth_work = _synthesis(f)
     memory["synthesis model"] = synth_bytes
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
-        memory=memory, seconds=synth_seconds + _T_CELL_IREDUCT * (cells + len(q)),
+        memory=memory, seconds=0.0,
+        work={**_counting(f, 1), "ireduct": cells + len(q), **synth_work},
         queries=f"{len(q)} counting queries (cell sets) over {len(q.attrs)} columns ({cols})",
         noise_sd=None,
         noise_note=(f"standard deviation {sd:.4g} per query answer at equal scales ({sd / max(f.rows, 1):.3g} of n; "
@@ -266,7 +278,8 @@ def _ireduct_like(name: str) -> Callable[[Facts], AlgorithmPlan]:
         else:
             sd = math.sqrt(2.0) * f.sensitivity / per
             note = "equal-split reference; iReduct lowers the noise where it matters"
-        return AlgorithmPlan(stages=[], memory=memory, seconds=_synthesis(f)[1] + _T_CELL_IREDUCT * f.total_cells,
+        return AlgorithmPlan(stages=[], memory=memory, seconds=0.0,
+                             work={**_counting(f, m), "ireduct": f.total_cells, **_synthesis(f)[1]},
                              queries=f"{m} marginals", noise_sd=sd, noise_note=note)
 
     return predict
@@ -289,7 +302,9 @@ def _fourier(f: Facts) -> AlgorithmPlan:
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
         memory={"exact counts cached by the engine": _COUNT_CELL * f.total_cells,
                 f"table fit ({chosen}): {cells:,} cells x {size:,} coefficients": per_entry * entries + 8 * 4 * cells},
-        seconds=(p.lp_time_limit / 10 if chosen == "lp" else 1e-8 * p.mw_passes * entries) + 1.0,
+        seconds=0.0,
+        work={**_counting(f, len(f.marginal_cells)), "fourier_build": entries,
+              **({"fourier_lp": entries} if chosen == "lp" else {"fourier_mw": p.mw_passes * entries})},
         queries=f"{measured:,} Fourier coefficients (the downward closure of {len(f.marginal_cells)} marginals)",
         noise_sd=math.sqrt(2.0) * sens / f.epsilon, noise_note="per coefficient, not per cell",
         notes=notes,
@@ -301,9 +316,18 @@ def _auto(f: Facts) -> AlgorithmPlan:
 
     name, raw, why = auto.choose(workload=f.config.marginals, delta=f.config.privacy.delta, n=float(f.rows),
                                  epsilon=f.epsilon, sizes=f.config.domain.sizes)
-    base = name.partition(":")[0]
+    base, _, scope = name.partition(":")
     params = get_algorithm(base).parse_params({**raw, "sampling": f.config.params.sampling})
-    chosen = dataclasses.replace(f, config=dataclasses.replace(f.config, algorithm=base, params=params))
+    marginals = f.config.marginals  # the workload the chosen algorithm is given (auto.chosen)
+    if scope == "1-way":
+        marginals = tuple((a,) for a in sorted({a for m in marginals for a in m}))
+    elif scope == "3-way":
+        marginals = auto.widened(marginals)
+    config = dataclasses.replace(f.config, algorithm=base, params=params,
+                                 workload=dataclasses.replace(f.config.workload, marginals=marginals))
+    cells = [config.domain.cells(m) for m in marginals]
+    chosen = dataclasses.replace(f, config=config, marginal_cells=cells, total_cells=int(sum(cells)),
+                                 largest=max(cells, default=0))
     out = PREDICTORS[base](chosen)
     out.notes = [f"auto chooses {name}: {why[-1]}", *out.notes]
     return out

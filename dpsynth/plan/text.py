@@ -6,6 +6,7 @@ import math
 
 from dpsynth.plan.core import Plan
 from dpsynth.plan.machine import format_bytes
+from dpsynth.plan.timing import duration, time_error
 
 __all__ = ["format_plan"]
 
@@ -44,16 +45,10 @@ def format_plan(plan: Plan) -> str:
     lines += ["", (f"Predicted peak memory: {format_bytes(plan.peak_memory)} "
                   f"(limit {format_bytes(plan.max_memory)}, {plan.max_memory_source})")]
     lines += [f"  {part}: {format_bytes(size)}" for part, size in plan.memory.items()]
-    lines.append(f"Rough time: {_duration(plan.seconds)}")
+    median, p90 = time_error()
+    lines.append(f"Rough time: {duration(plan.seconds)} (typically within x{median:.1f}; 9 in 10 within "
+                 f"x{p90:.1f} on the benchmark grid)")
     lines += [f"Note: {note}" for note in plan.alg.notes]
     if plan.peak_memory > plan.max_memory:
         lines.append("release would REFUSE this configuration: predicted memory exceeds the limit")
     return "\n".join(lines) + "\n"
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 60:
-        return f"about {max(seconds, 1):.0f} s"
-    if seconds < 3600:
-        return f"about {seconds / 60:.0f} min"
-    return f"about {seconds / 3600:.1f} h"
