@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,9 @@ from dpsynth.privacy.mechanisms import geometric_mechanism
 from dpsynth.privacy.neighbouring import Neighbouring
 from dpsynth.progress import Progress, no_progress
 from dpsynth.report import build_report
+
+if TYPE_CHECKING:
+    from dpsynth.data.discover.tables import DiscoveryTable
 
 __all__ = [
     "ReleaseResult",
@@ -190,9 +194,10 @@ def release_from_source(
 
     options = options if options is not None else InputOptions(strip=config.strip)
     preflight(config)
-    if config.discover is not None and engine != "numpy":
-        raise ConfigError(f"schema.discover: discovery reads the table in memory; use --engine numpy, not {engine}")
-    check_engine(config.domain, engine)
+    if config.discover is not None:
+        return _release_discovered_file(path, config, engine=engine, rng=rng, seeded=seeded, progress=progress,
+                                        notice=notice, spark_master=spark_master, options=options)
+    check_engine(config.domain, engine, config.unknown)
     if engine == "numpy":
         from dpsynth.data.io import read_table
 
@@ -208,6 +213,37 @@ def release_from_source(
         return release_from_counts(counts, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
     finally:
         counts.close()
+
+
+def _release_discovered_file(path: str, config: Config, *, engine: str, rng: np.random.Generator,
+                             seeded: bool | None, progress: Progress, notice: Callable[[str], None],
+                             spark_master: str | None, options: InputOptions) -> ReleaseResult:
+    """Discovery read by ``engine`` (every CSV column as text), then the release counted by the same engine."""
+    from dpsynth.data.engines import discovery_table, open_counts, read_header
+
+    table = discovery_table(path, engine=engine, spark_master=spark_master, progress=progress, options=options)
+    try:
+        if engine == "numpy":
+            return release_discovered(table.frame, config, rng=rng, seeded=seeded, progress=progress, notice=notice)
+
+        def release_inner(inner: Config, prior: Sequence[Charge],
+                          measured: Sequence[LinearMeasurement]) -> ReleaseResult:
+            preflight(inner)
+            dropped = read_header(path, inner.domain, options)
+            if dropped:
+                notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
+            counts = open_counts(path, inner.domain, engine=engine, unknown=inner.unknown, spark_master=spark_master,
+                                 progress=progress, options=options)
+            try:
+                return release_from_counts(counts, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
+                                           prior_charges=prior, prior_measurements=measured)
+            finally:
+                counts.close()
+
+        return release_discovered(table, config, rng=rng, seeded=seeded, progress=progress, notice=notice,
+                                  release_inner=release_inner)
+    finally:
+        getattr(table, "close", lambda: None)()
 
 
 def release_from_counts(
@@ -294,13 +330,14 @@ def _records_model(codes: np.ndarray, sizes) -> RecordsModel:
 
 
 def release_discovered(
-    table: pd.DataFrame,
+    table: pd.DataFrame | DiscoveryTable,
     config: Config,
     *,
     rng: np.random.Generator,
     seeded: bool | None = False,
     progress: Progress = no_progress,
     notice: Callable[[str], None] = lambda msg: None,
+    release_inner: Callable[[Config, Sequence[Charge], Sequence[LinearMeasurement]], ReleaseResult] | None = None,
 ) -> ReleaseResult:
     """Schema discovery (``config.discover``, its share of the budget), then the release with the rest.
 
@@ -310,8 +347,19 @@ def release_discovered(
     what is left.  Otherwise the discovery has its own basic-composition ledger of (``discover.epsilon``,
     ``discover.delta``) and the release gets what is left (:func:`~dpsynth.privacy.accountant.budget_after`).
     Either way the report's ledger lists the discovery charges first and its totals cover both phases.
+    ``table``: a DataFrame, or a file scanned by an engine with ``release_inner(config, prior_charges,
+    prior_measurements)`` doing the release phase (:func:`release_from_source`).
     """
     from dpsynth.config import release_document, with_discovered_schema
+    from dpsynth.data.discover.tables import as_discovery_table
+
+    source = as_discovery_table(table)
+    if release_inner is None:
+        def release_inner(inner: Config, prior: Sequence[Charge],
+                          measured: Sequence[LinearMeasurement]) -> ReleaseResult:
+            return release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
+                           prior_charges=prior, prior_measurements=measured)
+
     from dpsynth.data.discover import discover_schema, share_for
     from dpsynth.privacy.accountant import ZCDPComposition, budget_after, zcdp_share, zcdp_spent
     from dpsynth.report import add_discovery
@@ -322,14 +370,13 @@ def release_discovered(
         ledger = Ledger(privacy.epsilon, privacy.delta, composition)
         share = spec.epsilon / privacy.epsilon
         if spec.share_by_size and privacy.n_public:  # zero-config: sized from the public n and column count
-            share = share_for(n=len(table), columns=len(table.columns), epsilon=privacy.epsilon, delta=privacy.delta,
-                              approx_delta=spec.delta, l1=privacy.neighbouring.histogram_l1)
+            share = share_for(n=source.n_rows(), columns=len(source.names), epsilon=privacy.epsilon,
+                              delta=privacy.delta, approx_delta=spec.delta, l1=privacy.neighbouring.histogram_l1)
         rho = zcdp_share(privacy.epsilon, privacy.delta, share, spec.delta)
-        found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
+        found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
         found_charges = list(ledger.charges)
         inner = with_discovered_schema(config, found.schema, epsilon=privacy.epsilon, delta=privacy.delta)
-        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
-                         prior_charges=found_charges, prior_measurements=discovery_measurements(found, inner))
+        result = release_inner(inner, found_charges, discovery_measurements(found, inner))
         alone = Ledger(privacy.epsilon, privacy.delta, composition, charges=found_charges)
         eps_d, delta_d = alone.spent()
         spent = {"epsilon_spent": eps_d, "delta_spent": delta_d, "rho_spent": zcdp_spent(found_charges),
@@ -339,11 +386,10 @@ def release_discovered(
         result.report["privacy"]["discovery"]["rho_share"] = share
     else:
         ledger = Ledger(spec.epsilon, spec.delta)
-        found = discover_schema(table, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
+        found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
         eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
         inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
-        result = release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
-                         prior_measurements=discovery_measurements(found, inner))
+        result = release_inner(inner, (), discovery_measurements(found, inner))
         result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
         spent = {"epsilon_spent": ledger.spent()[0], "delta_spent": ledger.spent()[1]}
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])

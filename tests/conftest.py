@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -77,10 +79,12 @@ def spark():
         pytest.skip(reason)
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # discovery runs dpsynth's Python on the executors
     session = (SparkSession.builder.master("local[2]").appName("dpsynth-tests").config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-               .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+               .config("spark.ui.showConsoleProgress", "false")
+               .getOrCreate())
     session.sparkContext.setLogLevel("OFF")
     yield session
     session.stop()

@@ -102,11 +102,17 @@ def test_workload_is_checked_against_the_discovered_schema(adult):
         dpsynth.release(adult, cfg, rng=np.random.default_rng(0))
 
 
-def test_discovery_needs_the_numpy_engine():
+def test_discovery_runs_on_the_stream_engine(adult, tmp_path):
+    """``schema.discover`` with hints on --engine stream: the same seeded release as the numpy engine (issue 27
+    item 6; tests/data/test_discover_engines.py has the zero-config cases)."""
+    src = tmp_path / "adult.csv"
+    adult.head(2000).to_csv(src, index=False)
     cfg = parse_config(CONFIG)
-    with pytest.raises(ConfigError, match=re.escape(
-            "schema.discover: discovery reads the table in memory; use --engine numpy, not stream")):
-        release_from_source("sample_data/adult.csv", cfg, engine="stream", rng=np.random.default_rng(0))
+    got = {e: release_from_source(str(src), cfg, engine=e, rng=np.random.default_rng(0), seeded=True)
+           for e in ("numpy", "stream")}
+    assert got["numpy"].diagnostics["discovered_schema"] == got["stream"].diagnostics["discovered_schema"]
+    assert json.dumps(got["numpy"].report) == json.dumps(got["stream"].report)
+    assert got["numpy"].synthetic.equals(got["stream"].synthetic)
 
 
 def test_cli_release_with_discovery(runner, tmp_path, adult):

@@ -283,6 +283,19 @@ def input_options(delimiter: str, encoding: str, cfg=None, engine: str = "numpy"
     return options
 
 
+def check_engine_input(engine: str, input: str, spark_master: str | None) -> None:
+    """--engine and --spark-master against the input (release, schema discover)."""
+    from dpsynth.data.engines import ENGINES
+    from dpsynth.errors import UsageError
+
+    if engine not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine}'")
+    if engine != "numpy" and input == "-":
+        raise UsageError(f"--engine {engine} reads a file: give --input as a path, not - (stdin)")
+    if spark_master and engine != "spark":
+        raise UsageError("--spark-master needs --engine spark")
+
+
 LOG_FORMATS = ("text", "json")
 
 LogFormat = Annotated[str, typer.Option(

@@ -10,6 +10,7 @@ import typer
 
 from dpsynth.cli._common import (
     LogFormat,
+    check_engine_input,
     check_log_format,
     emit,
     handle_errors,
@@ -36,6 +37,8 @@ def schema_discover(
     neighbouring: Annotated[str, typer.Option("--neighbouring", help="add-remove or replace-one (must match the release).")] = "add-remove",
     delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character, e.g. ';' or '\\t').")] = ",",
     encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1, cp1252).")] = "utf-8",
+    engine: Annotated[str, typer.Option("--engine", help="How the table is read: numpy (in memory), stream (record batches, one pass per question; tables larger than memory) or spark (PySpark). The same seed gives the same schema on each. stream and spark read a file, not -.")] = "numpy",
+    spark_master: Annotated[str | None, typer.Option("--spark-master", help="Spark master URL for --engine spark (default: SPARK_REMOTE for Spark Connect, else local[*]).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Fixed seed (testing only; the report says so).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary on stderr.")] = False,
@@ -44,7 +47,8 @@ def schema_discover(
     """Learn a schema FROM THE DATA with differential privacy (categories by partition selection, numeric
     bounds and bins by noisy histograms and quantiles), charged to a ledger; writes the schema and its report."""
     from dpsynth.data.discover import discover_schema, parse_discover, schema_yaml
-    from dpsynth.data.io import OutputSet, check_output_path, read_table, table_format
+    from dpsynth.data.engines import discovery_table
+    from dpsynth.data.io import OutputSet, check_output_path, table_format
     from dpsynth.privacy.accountant import Ledger
     from dpsynth.privacy.neighbouring import Neighbouring
     from dpsynth.report import build_discovery_report
@@ -69,10 +73,15 @@ def schema_discover(
     if input != "-" and input in (output, report):
         raise UsageError("an output path is the same as the input")
     table_format(input)
-    table = read_table(input, string_columns=True, options=input_options(delimiter, encoding))
+    check_engine_input(engine, input, spark_master)
+    options = input_options(delimiter, encoding, engine=engine)
+    table = discovery_table(input, engine=engine, spark_master=spark_master, options=options)
     nb = Neighbouring(neighbouring)
     ledger = Ledger(spec.epsilon, spec.delta)
-    discovery = discover_schema(table, spec, ledger=ledger, neighbouring=nb, rng=make_rng(seed))
+    try:
+        discovery = discover_schema(table, spec, ledger=ledger, neighbouring=nb, rng=make_rng(seed))
+    finally:
+        getattr(table, "close", lambda: None)()
     del table
     eps, dlt = ledger.spent()
     header = (

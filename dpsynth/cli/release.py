@@ -13,6 +13,7 @@ from rich.table import Table
 from dpsynth.cli._common import (
     Bar,
     app,
+    check_engine_input,
     check_log_format,
     check_seed,
     emit,
@@ -94,7 +95,7 @@ def release(
             raise UsageError(str(exc)) from None
     preflight(cfg)
     options = input_options(delimiter, encoding, cfg, engine)
-    _check_engine(engine, input, spark_master)
+    check_engine_input(engine, input, spark_master)
     if report is None:
         if output == "-":
             raise UsageError("--report is required when the output is stdout (-o -)")
@@ -174,17 +175,6 @@ def _config_yaml(document: dict, report: dict) -> str:
               "# privacy: is the budget the release used after discovery; schema.discovery records the discovery's\n"
               "# spend, which a release with this file adds to its report's totals. Edit it like any config.\n")
     return header + yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=110)
-
-
-def _check_engine(engine: str, input: str, spark_master: str | None) -> None:
-    from dpsynth.data.engines import ENGINES
-
-    if engine not in ENGINES:
-        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got '{engine}'")
-    if engine != "numpy" and input == "-":
-        raise UsageError(f"--engine {engine} reads a file: give --input as a path, not - (stdin)")
-    if spark_master and engine != "spark":
-        raise UsageError("--spark-master needs --engine spark")
 
 
 def _replace(cfg, **changes):

@@ -44,7 +44,9 @@ class ColumnProfile:
         if pd.api.types.is_bool_dtype(column):
             numbers = np.full(len(column), np.nan)
         else:
-            numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
+            if column.dtype == object:  # a boolean cell is never a number, whatever the other cells hold
+                numbers[column.map(type).isin([bool, np.bool_]).to_numpy()] = np.nan
         self._finite = np.isfinite(numbers) & ~self._null
         self._numbers = numbers
 
@@ -114,7 +116,7 @@ class ColumnProfile:
         values = values[values == np.round(values)]
         if values.size == 0:
             return np.zeros(0), np.zeros(0, dtype=np.int64)
-        uniq, counts = np.unique(values, return_counts=True)
+        uniq, counts = np.unique(values + 0.0, return_counts=True)  # -0.0 is 0.0
         return uniq, counts.astype(np.int64)
 
     def datetime_seconds(self, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -3,7 +3,8 @@
 ``dpsynth schema discover``, a config's ``schema: {discover: ...}`` and the zero-config release
 (``dpsynth release -i T -o O --epsilon E``) all call :func:`discover_schema`.  Every fact taken from the data
 passes through a mechanism of :mod:`dpsynth.privacy.selection` or :mod:`dpsynth.privacy.mechanisms` (the counts
-come from the :class:`~dpsynth.data.profile.ColumnProfile` boundary); hints are public facts the user gives, and
+come from the :class:`~dpsynth.data.profile.ColumnProfile` boundary, on a DataFrame or batch by batch on a file:
+:mod:`dpsynth.data.discover.tables`); hints are public facts the user gives, and
 a column whose hint is complete costs nothing.
 
 **Budget.**  Every row touches every column, so the columns compose.  A discovery with its own ledger (basic
@@ -53,7 +54,7 @@ import yaml
 from dpsynth.data.discover.column import FINE_CELLS, MIN_CELLS, PROFILE_SHARE, ColumnDiscovery, plain
 from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells
 from dpsynth.data.discover.spec import _HINT_KEYS, ColumnHint, DiscoverSpec, Discovery, parse_discover
-from dpsynth.data.profile import ColumnProfile
+from dpsynth.data.discover.tables import DiscoveryTable, as_discovery_table
 from dpsynth.errors import ConfigError, DataError
 from dpsynth.privacy.accountant import Ledger, approx_dp_to_zcdp, split_budget
 from dpsynth.privacy.neighbouring import Neighbouring
@@ -95,7 +96,7 @@ def _needs_delta(h: ColumnHint) -> bool:
 
 
 def discover_schema(
-    table: pd.DataFrame,
+    table: pd.DataFrame | DiscoveryTable,
     spec: DiscoverSpec,
     *,
     ledger: Ledger,
@@ -105,11 +106,15 @@ def discover_schema(
 ) -> Discovery:
     """Learn a schema for ``table`` (see the module docstring), charging ``ledger``.
 
+    ``table``: a DataFrame, or a :class:`~dpsynth.data.discover.tables.DiscoveryTable` that an engine scans
+    (:func:`dpsynth.data.engines.discovery_table`); the same seed gives the same schema either way.
+
     Without ``rho``: pure-ε discovery spending ``spec.epsilon`` (and ``spec.delta``) under the ledger's basic
     composition.  With ``rho``: discovery inside a zCDP ``ledger`` spending ``rho`` (and ``spec.delta`` as the
     approximate δ of partition selection); the release then continues on the same ledger.
     """
-    present = [str(c) for c in table.columns]
+    source = as_discovery_table(table)
+    present = list(source.names)
     if len(set(present)) != len(present):
         raise DataError("the input has duplicate column names")
     if spec.columns is None:
@@ -119,7 +124,7 @@ def discover_schema(
         if missing:
             raise DataError(f"column '{missing[0]}' has discovery hints but is missing from the input")
         hints = dict(spec.columns)
-    if len(table) == 0:
+    if source.n_rows() == 0:
         raise DataError("the input has no data rows")
     learn = [n for n, h in hints.items() if not h.complete()]
     maybe_cat = [n for n in learn if _needs_delta(hints[n])]
@@ -141,7 +146,7 @@ def discover_schema(
             out.columns[name] = {unit: 0.0, "delta": 0.0, "learned": [], "public": sorted(_given(hint))}
             continue
         budget = ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
-        col = ColumnDiscovery(hint, ColumnProfile(table[name]), spec)
+        col = ColumnDiscovery(hint, source.column(name), spec)
         found = col.run(budget, delta_of.get(name, 0.0))
         if found is not None:
             out.schema["columns"][name] = found

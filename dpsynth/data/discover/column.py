@@ -22,7 +22,7 @@ from dpsynth.data.discover.noise import (
     window_sums,
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
-from dpsynth.data.profile import ColumnProfile
+from dpsynth.data.discover.tables import ColumnCounts
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
@@ -70,7 +70,7 @@ def plain(x: float):
 class ColumnDiscovery:
     """Discovery of one column (the steps of :mod:`dpsynth.data.discover`), each through a mechanism."""
 
-    def __init__(self, hint: ColumnHint, profile: ColumnProfile, spec: DiscoverSpec):
+    def __init__(self, hint: ColumnHint, profile: ColumnCounts, spec: DiscoverSpec):
         self.hint, self.profile, self.spec = hint, profile, spec
         self.learned: list[str] = []
         self.dropped: str | None = None  # why the column is left out of the schema (free text, identifiers)

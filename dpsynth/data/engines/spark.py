@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Self
 
@@ -37,12 +38,13 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.counts import CachedCounts
+from dpsynth.data.discover.tables import ScannedTable
 from dpsynth.data.discretize import category_numbers, encode_column
 from dpsynth.data.io import table_format
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, Domain, IntegerColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn
 from dpsynth.errors import DataError, DpsynthError, EngineError, InputMissingError
 
-__all__ = ["SparkCounts", "spark_available"]
+__all__ = ["SparkCounts", "SparkDiscoveryTable", "spark_available"]
 
 MAX_DISTINCT = 2_000_000
 
@@ -74,6 +76,9 @@ def _session(master: str | None):
         builder = builder.remote(os.environ["SPARK_REMOTE"])
     else:
         builder = builder.master("local[*]")
+    if not os.environ.get("SPARK_REMOTE") and (master or "local").startswith("local"):
+        # discovery runs dpsynth's own Python on the executors: in local mode, this interpreter (its packages)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     try:
         session = (
             builder.config("spark.ui.enabled", "false")
@@ -164,6 +169,18 @@ def _numeric(F, spec: ColumnSpec, raw: str, dtype: str, isnull, unknown: str):
     return code, flags
 
 
+def _datetime_code(F, spec: DatetimeColumn, unknown: str):
+    """A datetime column's codes computed on the executors by :func:`dpsynth.data.discretize.encode_column`
+    itself (a pandas UDF), so instants are parsed exactly as the numpy engine parses them.  Only for a column
+    that maps unparseable cells and nulls to its missing bin (:func:`dpsynth.data.engines.check_engine`)."""
+    from pyspark.sql.functions import pandas_udf
+
+    def codes(col: pd.Series) -> pd.Series:
+        return pd.Series(encode_column(col.reset_index(drop=True), spec, unknown).astype(np.int32))
+
+    return pandas_udf(codes, "int")(F.col(_q(spec.name)))
+
+
 def _bits(F, flags: list) -> list:
     """The per-row rule flags packed into bigint words b0, b1, … (62 flags a word)."""
     words = []
@@ -234,14 +251,7 @@ class SparkCounts(CachedCounts):
                 self.close()
 
     def _read(self, path: str, fmt: str):
-        if fmt == "parquet":
-            return self._spark.read.parquet(path)
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        header = self._spark.read.option("header", "true").csv(path).columns
-        schema = StructType([StructField(c, StringType()) for c in header])
-        return (self._spark.read.option("header", "true").option("mode", "FAILFAST").option("encoding", "UTF-8")
-                .schema(schema).csv(path))
+        return _read_frame(self._spark, path, fmt)
 
     def _scan(self, path: str, fmt: str, unknown: str, max_distinct: int) -> None:
         from pyspark.sql import functions as F
@@ -296,6 +306,8 @@ class SparkCounts(CachedCounts):
             isnull = _is_null(F, spec.name, dtype, fmt)
             if isinstance(spec, CategoricalColumn):
                 code, rules = _categorical(F, spec, spec.name, dtype, isnull)
+            elif isinstance(spec, DatetimeColumn):  # breaks no rule (check_engine): the numpy encoder, per batch
+                code, rules = _datetime_code(F, spec, unknown), {}
             elif dtype == "boolean" and unknown == "other" and spec.missing:
                 code, rules, isnull = F.lit(0), {}, F.lit(True)
             elif dtype == "boolean":
@@ -351,3 +363,122 @@ class SparkCounts(CachedCounts):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# ------------------------------------------------------------------------ discovery
+def _answer_batches(batches, *, question: str, args: tuple, instants: bool, keyed: bool, text: bool):
+    """Runs on Spark's executors (``mapInArrow``): each Arrow batch of one column answered as on the driver by
+    the stream engine (:func:`~dpsynth.data.discover.tables.batch_answer`), as (key, count) rows: the cell index
+    of a count vector, or the observed value."""
+    import pyarrow as pa
+
+    from dpsynth.data.discover.tables import batch_answer, keyed_part
+    from dpsynth.data.io import arrow_to_pandas
+
+    for batch in batches:
+        answer = batch_answer(arrow_to_pandas(batch.column(0)), question, args, instants)
+        if keyed:
+            keys, counts = keyed_part(answer, text=text)
+        else:
+            cells = np.flatnonzero(answer)
+            keys, counts = pa.array(cells.astype(np.int64)), answer[cells].astype(np.int64)
+        yield pa.RecordBatch.from_arrays([keys, pa.array(counts, type=pa.int64())], names=["key", "count"])
+
+
+class SparkDiscoveryTable(ScannedTable):
+    """A CSV/Parquet table read by Spark for private schema discovery: each question is one Spark job over one
+    column (the input is cached in Spark after the first): the executors answer it batch by batch with the
+    driver-side code of the stream engine (``mapInArrow``; dpsynth must be importable there), a group-by adds
+    the answers up, and the driver receives one count vector or one column's distinct values with their counts.
+    So the schema for a seed is the numpy engine's."""
+
+    def __init__(self, path: str | Path, *, master: str | None = None, spark=None):
+        fmt = table_format(path)
+        if not Path(path).is_file():
+            raise InputMissingError(f"input file not found: {path}")
+        self._path = str(path)
+        self._spark, self._own = (spark, False) if spark is not None else _session(master)
+        self._df = None
+        try:
+            df = self._spark_call(lambda: _read_frame(self._spark, self._path, fmt))
+            names = list(df.columns)
+            if len(set(names)) != len(names):
+                dup = next(h for h in names if names.count(h) > 1)
+                raise DataError(f"{path}: the header repeats the column name '{dup}'")
+            self._df = df.cache()
+        except BaseException:
+            self.close()
+            raise
+        super().__init__(names, lambda name, consume: None, self._rows)
+
+    def _spark_call(self, job):
+        try:
+            return job()
+        except DpsynthError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any Spark failure becomes one line
+            raise DataError(f"{self._path}: Spark could not read the input ({type(exc).__name__}; malformed CSV or "
+                            "Parquet?)") from None
+
+    def _rows(self) -> int:
+        n = int(self._spark_call(self._df.count))
+        if n == 0:
+            raise DataError(f"{self._path}: the input has no data rows")
+        return n
+
+    def scan(self, name: str, question: str, args: tuple, instants: bool):
+        from functools import partial
+
+        from pyspark.sql import functions as F
+
+        from dpsynth.data.discover.tables import QUESTIONS, KeyedSum, batch_answer
+
+        self.scans += 1
+        keyed, text = QUESTIONS[question] == "keyed", question == "value_counts"
+        fn = partial(_answer_batches, question=question, args=args, instants=instants, keyed=keyed, text=text)
+        key_type = "string" if text else "double" if keyed else "bigint"
+        agg = (self._df.select(F.col(_q(name)).alias("v")).mapInArrow(fn, f"key {key_type}, count bigint")
+               .groupBy("key").agg(F.sum("count").alias("count")))
+        got = self._spark_call(lambda: _collect_arrow(agg))
+        counts = got.column("count").to_numpy().astype(np.int64)
+        if not keyed:
+            out = np.zeros_like(batch_answer(pd.Series([], dtype=object), question, args, instants))
+            out[got.column("key").to_numpy().astype(np.int64)] = counts
+            return out
+        acc = KeyedSum(text=text)
+        if got.num_rows:
+            acc.add(got.column("key").combine_chunks(), counts)
+        return acc.result()
+
+    def close(self) -> None:
+        if self._df is not None:
+            self._df.unpersist()
+            self._df = None
+        if self._own and self._spark is not None:
+            self._spark.stop()
+        self._spark = None
+
+
+def _read_frame(spark, path: str, fmt: str):
+    """The input as Spark reads it for every engine: Parquet with its types, CSV with every column as text."""
+    if fmt == "parquet":
+        return spark.read.parquet(path)
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    header = spark.read.option("header", "true").csv(path).columns
+    schema = StructType([StructField(c, StringType()) for c in header])
+    return (spark.read.option("header", "true").option("mode", "FAILFAST").option("encoding", "UTF-8")
+            .schema(schema).csv(path))
+
+
+def _collect_arrow(df):
+    """A small Spark result as an Arrow table on the driver."""
+    import pyarrow as pa
+
+    if hasattr(df, "toArrow"):  # Spark >= 4.0
+        return df.toArrow()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # PySpark 3.5 warns about pandas 3
+        return pa.Table.from_pandas(df.toPandas(), preserve_index=False)

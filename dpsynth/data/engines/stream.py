@@ -42,6 +42,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from dpsynth.data.counts import CachedCounts
+from dpsynth.data.discover.tables import ScannedTable
 from dpsynth.data.discretize import check_columns, encode_column, encode_numbers
 from dpsynth.data.io import arrow_to_pandas, table_format
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain
@@ -49,7 +50,7 @@ from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
 from dpsynth.errors import DataError, InputMissingError
 from dpsynth.progress import Progress, no_progress
 
-__all__ = ["StreamCounts", "read_header"]
+__all__ = ["StreamCounts", "discovery_table", "read_header"]
 
 CHUNK_ROWS = 1 << 22  # rows per read when answering a marginal (≈ 32 MB of int64 keys)
 CSV_BLOCK = 1 << 22  # bytes per CSV record batch
@@ -269,11 +270,7 @@ def read_header(path: str | Path, domain: Domain, options: InputOptions = DEFAUL
 
 
 def _check_header(names: list[str], name: str, domain: Domain) -> list[str]:
-    if any(n == "" for n in names):
-        raise DataError(f"{name}: the header has an empty column name")
-    if len(set(names)) != len(names):  # as io.read_table says it
-        dup = next(h for h in names if names.count(h) > 1)
-        raise DataError(f"{name}: the header repeats the column name '{dup}'")
+    _check_names(names, name)
     return check_columns(names, domain)
 
 
@@ -447,3 +444,41 @@ class StreamCounts(CachedCounts):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# ------------------------------------------------------------------------ discovery
+def discovery_table(path: str | Path, *, progress: Progress = no_progress,
+                    options: InputOptions = DEFAULT) -> ScannedTable:
+    """The table at ``path`` for private schema discovery, read in record batches (never whole): each question
+    of :class:`~dpsynth.data.discover.column.ColumnDiscovery` is one pass over one column
+    (:class:`~dpsynth.data.discover.tables.ScannedTable`).  A batch column becomes the pandas column
+    ``io.read_table(path, string_columns=True)`` would hold (CSV: text; Parquet: its types, integers exact), so
+    the answers, hence the schema for a seed, are the numpy engine's."""
+    source = _source(path, progress, options)
+    names = list(source.names)
+    _check_names(names, str(path))
+
+    def batches(name: str, consume) -> None:
+        source.batches([name], lambda batch: consume(arrow_to_pandas(batch.column(0))))
+
+    def rows() -> int:
+        if isinstance(source, _ParquetSource):
+            n = source._file.metadata.num_rows
+            if n == 0:
+                raise DataError(f"{path}: the input has no data rows")
+            return n
+        seen = [0]
+        source.batches([names[0]], lambda batch: seen.__setitem__(0, seen[0] + batch.num_rows))
+        if seen[0] == 0:
+            raise DataError(f"{path}: the input has a header but no data rows")
+        return seen[0]
+
+    return ScannedTable(names, batches, rows)
+
+
+def _check_names(names: list[str], name: str) -> None:
+    if any(n == "" for n in names):
+        raise DataError(f"{name}: the header has an empty column name")
+    if len(set(names)) != len(names):  # as io.read_table says it
+        dup = next(h for h in names if names.count(h) > 1)
+        raise DataError(f"{name}: the header repeats the column name '{dup}'")
