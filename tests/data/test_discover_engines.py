@@ -152,8 +152,8 @@ def test_batched_answers_equal_whole_column_answers():
     for name in t.columns:
         col = t[name].astype(object).where(t[name].notna(), None)
         whole = ColumnProfile(col)
-        batches = [col.iloc[i:i + 53] for i in range(0, len(col), 53)]
-        table = ScannedTable([name], lambda _n, consume, b=batches: [consume(s) for s in b], lambda k=len(col): k)
+        batches, rows = [col.iloc[i:i + 53] for i in range(0, len(col), 53)], len(col)
+        table = ScannedTable([name], lambda _n, consume, b=batches: [consume(s) for s in b], lambda k=rows: k)
         part = table.column(name)
         assert np.array_equal(part.profile_counts(edges), whole.profile_counts(edges))
         assert np.array_equal(part.cell_counts(edges), whole.cell_counts(edges))
