@@ -200,16 +200,19 @@ class ScannedColumn:
 class ScannedTable:
     """A table in a file, read one record batch at a time by an engine (see the module docstring).
 
-    ``batches(column, consume)`` calls ``consume`` on each batch of the column as a pandas Series (as
-    ``io.read_table`` would give the column); ``rows()`` is the number of data rows.  An engine that aggregates
-    elsewhere (Spark) overrides :meth:`scan`."""
+    ``batches(columns, consume)`` calls ``consume`` on each record batch of ``columns``, given as a list of pandas
+    Series (as ``io.read_table`` would give the columns); ``rows()`` is the number of data rows.  The profile
+    histogram (the same public buckets for every column) is computed for every column in the first scan that
+    asks for one, so a table costs one pass for all profiles and then one per later question.  An engine that
+    aggregates elsewhere (Spark) overrides :meth:`scan`."""
 
-    def __init__(self, names: Sequence[str], batches: Callable[[str, Callable[[pd.Series], None]], None],
+    def __init__(self, names: Sequence[str], batches: Callable[[list[str], Callable[[list[pd.Series]], None]], None],
                  rows: Callable[[], int]):
         self.names = list(names)
         self._batches, self._rows = batches, rows
         self._n: int | None = None
-        self.scans = 0  # how many scans of the file discovery made (reported by the benchmarks)
+        self._profiles: dict[tuple[str, tuple], np.ndarray] = {}
+        self.scans = 0  # how many passes over the file discovery made (tests and benchmarks read it)
 
     def n_rows(self) -> int:
         if self._n is None:
@@ -220,19 +223,30 @@ class ScannedTable:
         return ScannedColumn(self, name)
 
     def scan(self, name: str, question: str, args: tuple, instants: bool):
-        """One pass over the column: the answer to ``question``, batch answers merged."""
-        self.scans += 1
+        """The answer to ``question`` about one column: batch answers merged."""
+        if question == "profile_counts" and not instants:
+            if (name, args) not in self._profiles:
+                self._profiles.update(zip([(n, args) for n in self.names],
+                                          self._sums(self.names, question, args, instants)))
+            return self._profiles.pop((name, args))
         if QUESTIONS[question] == "sum":
-            parts: list[np.ndarray] = []
-
-            def add(series: pd.Series) -> None:
-                a = batch_answer(series, question, args, instants)
-                parts[:] = [a if not parts else parts[0] + a]
-
-            self._batches(name, add)
-            return parts[0] if parts else batch_answer(pd.Series([], dtype=object), question, args, instants)
+            return self._sums([name], question, args, instants)[0]
+        self.scans += 1
         text = question == "value_counts"
         acc = KeyedSum(text=text)
-        self._batches(name, lambda series: acc.add(*keyed_part(batch_answer(series, question, args, instants),
+        self._batches([name], lambda cols: acc.add(*keyed_part(batch_answer(cols[0], question, args, instants),
                                                                 text=text)))
         return acc.result()
+
+    def _sums(self, names: list[str], question: str, args: tuple, instants: bool) -> list[np.ndarray]:
+        """One pass: a count vector per column, the batches' vectors added."""
+        self.scans += 1
+        empty = batch_answer(pd.Series([], dtype=object), question, args, instants)
+        totals = [empty.copy() for _ in names]
+
+        def add(cols: list[pd.Series]) -> None:
+            for total, col in zip(totals, cols):  # loop over columns; each is vectorised over the batch's rows
+                total += batch_answer(col, question, args, instants)
+
+        self._batches(names, add)
+        return totals

@@ -28,9 +28,11 @@ or set ``SPARK_REMOTE=sc://host:15002`` for Spark Connect; the default is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from typing import Self
 
@@ -178,7 +180,17 @@ def _datetime_code(F, spec: DatetimeColumn, unknown: str):
     def codes(col: pd.Series) -> pd.Series:
         return pd.Series(encode_column(col.reset_index(drop=True), spec, unknown).astype(np.int32))
 
-    return pandas_udf(codes, "int")(F.col(_q(spec.name)))
+    with _quiet_pandas_warning():
+        return pandas_udf(codes, "int")(F.col(_q(spec.name)))
+
+
+@contextlib.contextmanager
+def _quiet_pandas_warning():
+    """PySpark 4.x warns that pandas 3 is not fully supported when a pandas or Arrow UDF is made: the UDFs here
+    only hand Arrow batches to dpsynth's own code (tested on PySpark 4.3 with pandas 3)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+        yield
 
 
 def _bits(F, flags: list) -> list:
@@ -437,9 +449,10 @@ class SparkDiscoveryTable(ScannedTable):
         keyed, text = QUESTIONS[question] == "keyed", question == "value_counts"
         fn = partial(_answer_batches, question=question, args=args, instants=instants, keyed=keyed, text=text)
         key_type = "string" if text else "double" if keyed else "bigint"
-        agg = (self._df.select(F.col(_q(name)).alias("v")).mapInArrow(fn, f"key {key_type}, count bigint")
-               .groupBy("key").agg(F.sum("count").alias("count")))
-        got = self._spark_call(lambda: _collect_arrow(agg))
+        with _quiet_pandas_warning():
+            agg = (self._df.select(F.col(_q(name)).alias("v")).mapInArrow(fn, f"key {key_type}, count bigint")
+                   .groupBy("key").agg(F.sum("count").alias("count")))
+            got = self._spark_call(lambda: _collect_arrow(agg))
         counts = got.column("count").to_numpy().astype(np.int64)
         if not keyed:
             out = np.zeros_like(batch_answer(pd.Series([], dtype=object), question, args, instants))

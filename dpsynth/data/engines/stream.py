@@ -458,8 +458,8 @@ def discovery_table(path: str | Path, *, progress: Progress = no_progress,
     names = list(source.names)
     _check_names(names, str(path))
 
-    def batches(name: str, consume) -> None:
-        source.batches([name], lambda batch: consume(arrow_to_pandas(batch.column(0))))
+    def batches(columns: list[str], consume) -> None:
+        source.batches(columns, lambda batch: consume([arrow_to_pandas(batch.column(c)) for c in columns]))
 
     def rows() -> int:
         if isinstance(source, _ParquetSource):
