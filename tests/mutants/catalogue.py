@@ -522,7 +522,7 @@ MUTANTS += [
              "categories and integers from other counts than the numpy engine's",
          old="        if self._pending:\n            self._fold()\n", new="        if False:\n            self._fold()\n",
          tests=["tests/data/test_discover_engines.py::test_keyed_merge_equals_unique_over_the_whole_column"]),
-    dict(id="discover-stream-sum-first-batch", file="dpsynth/data/discover/tables.py",
+    dict(id="discover-stream-sum-last-batch-only", file="dpsynth/data/discover/tables.py",
          why="a scanned histogram (profile, fine cells) keeps only its last batch's counts",
          old="                total += batch_answer(col, question, args, instants)\n",
          new="                total[:] = batch_answer(col, question, args, instants)\n",
