@@ -181,7 +181,7 @@ def _datetime_code(F, spec: DatetimeColumn, unknown: str):
         return pd.Series(encode_column(col.reset_index(drop=True), spec, unknown).astype(np.int32))
 
     with _quiet_pandas_warning():
-        return pandas_udf(codes, "int")(F.col(_q(spec.name)))
+        return pandas_udf(codes, "int")(F.col(_q(spec.name)))  # type: ignore[call-overload]
 
 
 @contextlib.contextmanager
@@ -409,6 +409,7 @@ class SparkDiscoveryTable(ScannedTable):
         if not Path(path).is_file():
             raise InputMissingError(f"input file not found: {path}")
         self._path = str(path)
+        self._own: bool = False
         self._spark, self._own = (spark, False) if spark is not None else _session(master)
         self._df = None
         try:
