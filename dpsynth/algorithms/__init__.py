@@ -27,6 +27,7 @@ _MODULES: dict[str, str] = {
     "twophase": "dpsynth.algorithms.ireduct.twophase",
     "iresamp": "dpsynth.algorithms.ireduct.iresamp",
     "fourier": "dpsynth.algorithms.fourier",
+    "aim": "dpsynth.algorithms.aim",
     "auto": "dpsynth.algorithms.auto",
 }
 """Name -> module defining ``SPEC`` (imported on first use: modules import this package's ``base``)."""

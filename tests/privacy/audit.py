@@ -182,6 +182,7 @@ TINY_PARAMS: dict[str, dict] = {
     "iresamp": {"lambda_max": 40.0, "synthesis_passes": 2},
     "dualquery": {"T": 3, "s": 4, "best_response": "local", "local_search": {"restarts": 1, "kicks": 2}},
     "fourier": {},
+    "aim": {"rounds_per_column": 2},
 }
 """Small, fast parameters per algorithm (a release on 30 rows takes milliseconds); an algorithm missing here
 runs with its defaults, so a new algorithm is audited without editing this table."""

@@ -49,6 +49,7 @@ EXPECTED_KINDS = {  # with default parameters, the sampling calls each algorithm
     "iresamp": {"discrete-laplace"},
     "dualquery": {"exponential-samples"},
     "fourier": {"discrete-laplace"},
+    "aim": {"discrete-laplace", "exponential"},
     "auto": {"discrete-laplace", "exponential"},  # the tiny workload has a 2-way marginal: auto runs mwem
 }
 
