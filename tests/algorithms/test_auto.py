@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import dpsynth
 from dpsynth.algorithms import auto
@@ -67,3 +68,30 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations")} == {
         "variant": "pgm", "sampling": "iid", "accounting": "pure", "iterations": 20}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
+
+
+def test_rich_signal_rule_chooses_aim():
+    """δ > 0 and n·ε ≥ 500 × the mean cells of the (widened) workload marginals: aim (rule 1a); the same
+    workload with δ = 0, or with fewer rows per cell, keeps mwem."""
+    two = [(0, 1), (1, 2)]  # widened to (0, 1, 2): 8 cells
+    assert auto.cells_per_marginal(two, (2, 2, 2)) == 8.0
+    assert auto.cells_per_marginal([(0, 1), (1,)], (2, 3, 5)) == pytest.approx((6 + 3) / 2)  # 2 columns: not widened
+    assert auto.choose(workload=two, delta=1e-6, n=4000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
+        "aim:3-way", auto.AIM_PARAMS)
+    assert auto.choose(workload=two, delta=1e-6, n=3999, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:3-way"
+    assert auto.choose(workload=two, delta=0.0, n=4000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:3-way"
+    assert auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=4000, epsilon=1.0, sizes=(2, 2, 2))[0] == "aim"
+    assert auto.choose(workload=[(0,), (1,)], delta=1e-6, n=10**6, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
+
+
+def test_release_with_delta_runs_aim(tiny_raw_config, tiny_table):
+    """δ > 0 and a rich signal (ε = 200 on the tiny table): aim under zCDP, its resolved parameters reported."""
+    raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}},
+               privacy={**tiny_raw_config["privacy"], "epsilon": 200.0, "delta": 1e-6})
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
+    chosen = res.report["algorithm"]["details"]["auto"]
+    assert chosen["chosen"].startswith("aim")
+    assert chosen["params"]["accounting"] == "zcdp"
+    assert chosen["params"]["rounds_per_column"] == auto.AIM_PARAMS["rounds_per_column"]
+    assert {c["stage"] for c in res.report["ledger"]} >= {"aim-init", "aim-select", "aim-measure"}
+    assert res.report["privacy"]["epsilon_spent"] <= 200.0
