@@ -75,7 +75,7 @@ def composition(params: Params, privacy):
     return ZCDPComposition() if privacy.delta > 0 else BasicComposition()
 
 
-AIM_PARAMS = {"rounds_per_column": 6}
+AIM_PARAMS: dict[str, object] = {"rounds_per_column": 6}
 """``aim``'s parameters under rule 1 (docs/aim.md, "Measurements")."""
 
 RICH_SIGNAL = 500.0
@@ -116,6 +116,7 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[
         why = "only 1-way marginals requested: each is measured once (laplace), selection would cost budget for nothing"
         return "laplace", {}, [facts, why]
     per_cell = n * epsilon / cells_per_marginal(workload, sizes)
+    raw: dict[str, object]
     if delta > 0 and widest > 1 and per_cell >= RICH_SIGNAL:
         why = (f"delta > 0 and n*epsilon per cell of a workload marginal = {per_cell:.0f} >= {RICH_SIGNAL:g}: aim "
                "(adaptive selection on the graphical model, budget annealing) under zCDP with Gaussian noise; with "
