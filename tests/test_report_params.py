@@ -55,7 +55,7 @@ def test_mwem_reports_its_resolved_params(tiny_raw_config, tiny_table):
 def test_auto_reports_the_chosen_algorithms_resolved_params(tiny_raw_config, tiny_table):
     tiny_raw_config["algorithm"] = {"name": "auto"}
     report = _release(parse_config(tiny_raw_config), tiny_table).report
-    assert report["algorithm"]["params"] == {"sampling": "iid"}
+    assert report["algorithm"]["params"] == {"sampling": "systematic"}
     chosen = report["algorithm"]["details"]["auto"]
     assert chosen["chosen"].startswith("mwem")  # n*epsilon = 500 >= 5*d^2 = 80, delta = 0: rule 3
     assert set(chosen["params"]) == _fields("mwem")

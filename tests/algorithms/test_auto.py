@@ -66,7 +66,7 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     assert chosen["chosen"] == "mwem:3-way"
     # the chosen algorithm's parameters as it resolved them (every field; delta = 0: pure accounting)
     assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations")} == {
-        "variant": "pgm", "sampling": "iid", "accounting": "pure", "iterations": 20}
+        "variant": "pgm", "sampling": "systematic", "accounting": "pure", "iterations": 20}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
 
 
