@@ -157,14 +157,17 @@ def _nominal_rounds(params: Params, d: int) -> int:
     return params.rounds_per_column * d
 
 
-def _budget(params: Params, d: int, total: float, *, zcdp: bool) -> RoundBudget:
-    """The round budget: the d initial 1-way measurements get the measurement part of a nominal round each,
-    the nominal rounds share the rest."""
-    rounds = _nominal_rounds(params, d)
+def _budget(params: Params, d: int, total: float, *, zcdp: bool, rounds: bool = True) -> RoundBudget:
+    """The round budget: the d initial 1-way measurements get the measurement part of a nominal round each
+    (or ``init_fraction``), the nominal rounds share the rest; without candidates (``rounds`` false, an empty
+    workload) the 1-way marginals get everything."""
+    nominal = _nominal_rounds(params, d)
     init_fraction = params.init_fraction
     if init_fraction is None:
-        init_fraction = min(d * (1.0 - params.select_fraction) / rounds, 0.5)
-    return RoundBudget(total, init_fraction=init_fraction, iterations=rounds,
+        init_fraction = min(d * (1.0 - params.select_fraction) / nominal, 0.5)
+    if not rounds:
+        init_fraction = 1.0 - 1e-12
+    return RoundBudget(total, init_fraction=init_fraction, iterations=nominal,
                        select_fraction=params.select_fraction, zcdp=zcdp)
 
 
@@ -175,7 +178,7 @@ def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
     over at most (nominal rounds + 1) rounds (every round but the last takes at least the first round's part)."""
     zcdp = _zcdp(ctx)
     d = len(ctx.domain)
-    budget = _budget(params, d, _available(ctx, zcdp), zcdp=zcdp)
+    budget = _budget(params, d, _available(ctx, zcdp), zcdp=zcdp, rounds=bool(ctx.workload))
     delta = ctx.ledger.delta if zcdp else 0.0
     unit = "rho" if zcdp else "epsilon"
     each = budget.init_share(d)
@@ -213,7 +216,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     nb = ctx.neighbouring
     discrete = params.noise == "discrete"
     noise: Literal["gaussian", "laplace"] = "gaussian" if zcdp else "laplace"
-    budget = _budget(params, d, _available(ctx, zcdp), zcdp=zcdp)
+    budget = _budget(params, d, _available(ctx, zcdp), zcdp=zcdp, rounds=bool(ctx.workload))
     start = budget.init_part + budget.left  # what the release may spend (public)
     released: list[NoisyMarginal] = []
     measurements: list[LinearMeasurement] = []

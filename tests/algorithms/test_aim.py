@@ -143,3 +143,15 @@ def test_every_draw_goes_through_a_mechanism(small, monkeypatch):  # noqa: F811
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: calls.append(mech))
     out = aim.run(_ctx(domain, codes, wl), aim.parse_params({"rounds_per_column": 2}), rng=np.random.default_rng(4))
     assert calls == ["discrete-laplace"] * 4 + ["exponential", "discrete-laplace"] * out.details["rounds"]
+
+
+def test_empty_workload_spends_everything_on_the_one_way_marginals(small):  # noqa: F811
+    """No candidate: no round; the d initial measurements take the whole budget, as the plan says."""
+    domain, codes, _ = small
+    ctx = _ctx(domain, codes, [])
+    out = aim.run(ctx, aim.parse_params({}), rng=np.random.default_rng(0))
+    assert out.details["rounds"] == 0
+    assert [c.stage for c in ctx.ledger.charges] == ["aim-init"] * 4
+    assert 1 - 1e-6 <= sum((Fraction(c.epsilon) for c in ctx.ledger.charges), Fraction(0)) <= 1
+    plan = aim.budget_plan(_ctx(domain, codes, []), aim.parse_params({}))
+    assert [s.stage for s in plan] == ["aim-init"] and plan[0].epsilon == tuple(c.epsilon for c in ctx.ledger.charges)
