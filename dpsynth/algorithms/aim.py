@@ -65,7 +65,8 @@ from dpsynth.privacy.accountant import (
 )
 from dpsynth.privacy.mechanisms import exponential_mechanism
 
-__all__ = ["SPEC", "Params", "budget_plan", "candidates", "composition", "parse_params", "run", "weights"]
+__all__ = ["SPEC", "Params", "budget_plan", "candidates", "composition", "first_deviation", "parse_params", "run",
+           "weights"]
 
 _P = "algorithm.params"
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
@@ -206,6 +207,15 @@ def budget_plan(ctx: AlgorithmContext, params: Params) -> list[PlannedStage]:
                      text=rounds.format(first=first_measure, total=measure_total)
                      + (" (Gaussian noise)" if zcdp else " (Laplace noise)")),
     ]
+
+
+def first_deviation(ctx: AlgorithmContext, params: Params) -> float:
+    """Standard deviation of the noise on one cell measured in the first round (histogram sensitivity), from
+    the budget a run would have: for ``dpsynth plan``."""
+    zcdp = _zcdp(ctx)
+    budget = _budget(params, len(ctx.domain), _available(ctx, zcdp), zcdp=zcdp, rounds=bool(ctx.workload))
+    nb = ctx.neighbouring
+    return budget.deviation(budget.take()[1], nb.histogram_l1, nb.histogram_l2)
 
 
 def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> AlgorithmOutput:

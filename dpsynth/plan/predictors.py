@@ -169,6 +169,34 @@ def _mwem(f: Facts) -> AlgorithmPlan:
     )
 
 
+def _aim(f: Facts) -> AlgorithmPlan:
+    """Memory and time of ``aim``: its stages come from its ``budget_plan``; the noise is the first round's."""
+    from dpsynth.algorithms.aim import candidates as aim_candidates
+    from dpsynth.algorithms.aim import first_deviation
+    from dpsynth.models.junction import BYTES_PER_CELL
+    from dpsynth.plan.budget import plan_context
+
+    ctx, _ = plan_context(f.config, f.rows)
+    p = f.config.params
+    nominal = p.rounds_per_column * len(f.config.domain)
+    T = max(1, nominal // 4)  # annealing usually ends a run after about a quarter of its nominal rounds
+    cands = len(aim_candidates(f.config.marginals))
+    memory = {
+        "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
+        "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
+        "largest marginal (transient)": _TRANSIENT * 8 * f.largest,
+        "graphical model (up to model_cells)": BYTES_PER_CELL * p.model_cells,
+    }
+    return AlgorithmPlan(
+        stages=[],  # from the algorithm's budget_plan (plan/budget.py)
+        memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        queries=f"{cands} candidate marginals (the workload's downward closure), up to {nominal} rounds "
+                f"(about {T} once the budget anneals)",
+        noise_sd=first_deviation(ctx, p), noise_note="on each measured marginal, first rounds",
+        notes=["the estimator is refitted after every measurement; later rounds get more budget (docs/aim.md)"],
+    )
+
+
 def _dualquery(f: Facts) -> AlgorithmPlan:
     from dpsynth.algorithms.dualquery.accounting import solve_parameters
     from dpsynth.algorithms.dualquery.core import composition as dq_composition
@@ -335,6 +363,7 @@ def _auto(f: Facts) -> AlgorithmPlan:
 
 PREDICTORS: dict[str, Callable[[Facts], AlgorithmPlan]] = {
     "auto": _auto,
+    "aim": _aim,
     "fourier": _fourier,
     "laplace": _laplace,
     "mwem": _mwem,
