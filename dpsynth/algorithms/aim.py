@@ -27,7 +27,7 @@ dpsynth's estimator (:mod:`dpsynth.models.estimation`) and mechanisms:
 Accounting: ``accounting: auto`` is zCDP (Gaussian measurements of ρ each, the exponential mechanism as
 bounded range, ρ = ε²/8) when δ > 0, else pure ε-DP (Laplace measurements, ε-DP exponential mechanism,
 basic composition).  The per-round parts are handed out by
-:class:`~dpsynth.privacy.accountant.RoundBudget`; every draw goes through a mechanism of
+:class:`~dpsynth.privacy.allocation.RoundBudget`; every draw goes through a mechanism of
 :mod:`dpsynth.privacy.mechanisms`, which charges the ledger first.
 
 Every choice of the loop (the candidates allowed, the round's budget, when to stop) is a function of
@@ -56,13 +56,8 @@ from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.junction import ModelTooLarge
 from dpsynth.models.synthesis import signal_priority
 from dpsynth.params import params_from_mapping
-from dpsynth.privacy.accountant import (
-    BasicComposition,
-    RoundBudget,
-    ZCDPComposition,
-    zcdp_available,
-    zcdp_to_approx_dp,
-)
+from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, zcdp_available, zcdp_to_approx_dp
+from dpsynth.privacy.allocation import RoundBudget
 from dpsynth.privacy.mechanisms import exponential_mechanism
 
 __all__ = ["SPEC", "Params", "budget_plan", "candidates", "composition", "first_deviation", "parse_params", "run",
@@ -237,6 +232,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
                                      stage="aim-init", measured=_label(ctx, (a,))), dtype=float)
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
+    measurements.extend(ctx.prior)  # a discovery's released histograms (post-processing)
     model = estimate(sizes, measurements, iterations=params.round_iterations, total=ctx.n,
                      max_cells=params.model_cells).model
     cands = candidates(ctx.workload)
