@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from dpsynth.algorithms import algorithm_names, get_algorithm
+from dpsynth.data.fine import FineSettings
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
 from dpsynth.data.timestamps import UNITS, calendar_edges, check_format, parse_instant
 from dpsynth.errors import ConfigError
@@ -63,7 +64,7 @@ def large_epsilon_warning(epsilon: float) -> str | None:
 DEFAULT_MAX_CELLS = 10_000_000
 """Largest marginal (in cells) a release may materialise unless --max-cells says otherwise."""
 
-_TOP_KEYS = {"schema", "privacy", "algorithm", "workload", "output", "seed", "limits"}
+_TOP_KEYS = {"schema", "privacy", "algorithm", "workload", "output", "seed", "limits", "decode"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class Config:
     max_memory: int | None = None  # bytes; None: a fraction of the smallest of RAM, RLIMIT_AS, cgroup (dpsynth.plan)
     strip: bool = False  # schema.strip: remove spaces around every input field (UCI ", " files)
     schema_spend: Mapping[str, Any] | None = None  # schema.discovery: what a private discovery spent on the schema
+    decode: FineSettings = field(default_factory=FineSettings)  # decode: the fine view of numbers (data.fine)
 
     @property
     def marginals(self) -> tuple[tuple[int, ...], ...]:
@@ -344,6 +346,21 @@ def _output(raw: Any) -> OutputConfig:
     return OutputConfig(rows, numeric)
 
 
+def _decode(raw: Any) -> FineSettings:
+    """``decode``: ``fine`` (auto, on, off), ``share`` of the budget, ``cells`` per bin (an integer or auto)."""
+    raw = _mapping(raw, "decode")
+    _no_extra(raw, {"fine", "share", "cells"}, "decode")
+    fine = _choice(raw.get("fine", "auto"), ("auto", "on", "off"), "decode.fine")
+    share = _number(raw.get("share", FineSettings.share), "decode.share", positive=True)
+    if share >= 1:
+        raise ConfigError(f"decode.share: must be in (0, 1), got {share!r}")
+    cells = raw.get("cells", "auto")
+    cells = None if cells == "auto" else _int(cells, "decode.cells", minimum=2)
+    if cells is not None and cells > 1024:
+        raise ConfigError(f"decode.cells: at most 1024 sub-cells per bin, got {cells}")
+    return FineSettings(fine, float(share), cells)
+
+
 def parse_config(raw: Any) -> Config:
     """Validate a parsed YAML document and build a :class:`Config`."""
     raw = _mapping(raw, "config")
@@ -396,6 +413,7 @@ def parse_config(raw: Any) -> Config:
         max_memory=max_memory,
         strip=strip,
         schema_spend=spend,
+        decode=_decode(raw.get("decode")),
     )
 
 

@@ -33,6 +33,7 @@ from dpsynth._version import __version__
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config, parse_config
 from dpsynth.data.discretize import Decoded, decode_columns
+from dpsynth.data.fine import FineColumn, FineView
 from dpsynth.data.io import json_bytes
 from dpsynth.data.schema import DatetimeColumn, IntegerColumn, NumericColumn
 from dpsynth.errors import ConfigError, DataError, InputMissingError, UsageError
@@ -52,7 +53,8 @@ __all__ = [
 ]
 
 FORMAT = "dpsynth-model"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: release.json may hold the fine view (``fine``); files of version 1 (without it) are read as before."""
 CHUNK_ROWS = 1 << 17
 """Rows sampled, decoded and written at a time (fixed, so output does not depend on the format)."""
 
@@ -94,6 +96,7 @@ def config_document(cfg: Config) -> dict:
         "workload": cfg.workload.to_raw(cfg.domain),
         "output": {"rows": "n" if cfg.output.rows is None else cfg.output.rows, "numeric": cfg.output.numeric},
         "limits": {"max_cells": cfg.max_cells},
+        "decode": cfg.decode.to_raw(),
     }
 
 
@@ -104,7 +107,8 @@ class ReleasedModel:
 
     ``measurements``: (attribute indices, noisy counts, noise scale) of each mechanism output
     the model was fitted to.  ``source``: what the model is post-processing of (a release, or a
-    published marginals file).  ``privacy`` and ``ledger``: the release report's sections.
+    published marginals file).  ``privacy`` and ``ledger``: the release report's sections.  ``fine``: the
+    fine view (:mod:`dpsynth.data.fine`) numbers are decoded with, when the release measured one.
     """
 
     config: Config
@@ -114,6 +118,7 @@ class ReleasedModel:
     ledger: list = field(default_factory=list)
     source: dict = field(default_factory=lambda: {"kind": "release"})
     report_sha256: str | None = None
+    fine: FineView | None = None
 
     # -- sampling ---------------------------------------------------------------------
     def condition(self, where: str | Condition | None) -> tuple[Model, Condition | None]:
@@ -134,7 +139,7 @@ class ReleasedModel:
         _check_rows(rows)
         model, cond = self.condition(where)
         return draw_chunks(model, self.config, rows, rng=rng, bounds=cond.bounds if cond else None,
-                           chunk_rows=chunk_rows)
+                           chunk_rows=chunk_rows, fine=self.fine)
 
     def sample(self, rows: int, *, rng: np.random.Generator, where: str | Condition | None = None) -> pd.DataFrame:
         """``rows`` synthetic rows as a DataFrame (post-processing: no data, no budget)."""
@@ -153,11 +158,16 @@ class ReleasedModel:
             "privacy": self.privacy,
             "ledger": self.ledger,
         }
+        if self.fine is not None:
+            release["fine"] = {"columns": list(self.fine.columns), "noise": dict(self.fine.noise)}
         entries = {"config.json": json_bytes(config_document(self.config)), "release.json": json_bytes(release)}
         for name, arr in arrays.items():
             entries[f"arrays/model/{name}.npy"] = _npy(arr)
         for i, m in enumerate(self.measurements):
             entries[f"arrays/measurements/{i}.npy"] = _npy(np.asarray(m.values, dtype=np.float64))
+        for i, col in enumerate(self.fine.columns.values() if self.fine is not None else ()):
+            entries[f"arrays/fine/{i}.edges.npy"] = _npy(col.edges)
+            entries[f"arrays/fine/{i}.weights.npy"] = _npy(col.weights)
         return entries
 
     @property
@@ -209,12 +219,13 @@ def _check_rows(rows) -> None:
 
 
 def draw_chunks(source, config: Config, rows: int, *, rng: np.random.Generator, bounds=None,
-                chunk_rows: int = CHUNK_ROWS) -> Iterator[Decoded]:
-    """Sample (from a model) or slice (an array of codes), then decode, ``chunk_rows`` at a time."""
+                chunk_rows: int = CHUNK_ROWS, fine: FineView | None = None) -> Iterator[Decoded]:
+    """Sample (from a model) or slice (an array of codes), then decode, ``chunk_rows`` at a time (numbers from
+    the ``fine`` view when there is one)."""
     for start in range(0, int(rows), int(chunk_rows)):
         k = min(int(chunk_rows), int(rows) - start)
         codes = source[start:start + k] if isinstance(source, np.ndarray) else source.sample(k, rng=rng)
-        yield decode_columns(codes, config.domain, numeric=config.output.numeric, rng=rng, bounds=bounds)
+        yield decode_columns(codes, config.domain, numeric=config.output.numeric, rng=rng, bounds=bounds, fine=fine)
 
 
 def _npy(arr: np.ndarray) -> bytes:
@@ -304,7 +315,8 @@ def _reject_constant(value: str):
 def _build(entries: dict[str, bytes], manifest: dict, name: str) -> ReleasedModel:
     config = parse_config(_json(entries.get("config.json"), name, "config.json"))
     release = _json(entries.get("release.json"), name, "release.json")
-    if not isinstance(release, dict) or set(release) != {"source", "model", "measurements", "privacy", "ledger"}:
+    keys = {"source", "model", "measurements", "privacy", "ledger"}
+    if not isinstance(release, dict) or not keys <= set(release) <= keys | {"fine"}:
         raise ValueError("release.json has unexpected keys")
     arrays = {k[len("arrays/model/"):-4]: _read_npy(v) for k, v in entries.items() if k.startswith("arrays/model/")}
     model = model_from_arrays(release["model"], arrays)
@@ -323,11 +335,32 @@ def _build(entries: dict[str, bytes], manifest: dict, name: str) -> ReleasedMode
     n_arrays = sum(k.startswith("arrays/measurements/") for k in entries)
     if n_arrays != len(measurements):
         raise ValueError("unexpected measurement arrays")
+    fine = _fine_view(release.get("fine"), entries, config)
     report_sha = manifest.get("report_sha256")
     if report_sha is not None and not isinstance(report_sha, str):
         raise ValueError("report_sha256 must be a string or null")
     return ReleasedModel(config, model, measurements, release["privacy"], release["ledger"], release["source"],
-                         report_sha)
+                         report_sha, fine)
+
+
+def _fine_view(doc, entries: dict[str, bytes], config: Config) -> FineView | None:
+    """The fine view of release.json's ``fine`` and its arrays (each a numeric column of the schema)."""
+    count = sum(k.startswith("arrays/fine/") for k in entries)
+    if doc is None:
+        if count:
+            raise ValueError("unexpected fine-view arrays")
+        return None
+    names, noise = doc["columns"], doc["noise"]
+    if not isinstance(names, list) or not isinstance(noise, dict) or count != 2 * len(names):
+        raise ValueError("the fine view does not match its arrays")
+    columns = {}
+    for i, name in enumerate(names):
+        spec = config.domain.columns[config.domain.index(name)]
+        if not isinstance(spec, NumericColumn):
+            raise TypeError(f"the fine view's column '{name}' is not numeric")
+        columns[name] = FineColumn(_read_npy(entries[f"arrays/fine/{i}.edges.npy"]),
+                                   _read_npy(entries[f"arrays/fine/{i}.weights.npy"]))
+    return FineView(columns, noise)
 
 
 def _read_npy(blob: bytes) -> np.ndarray:

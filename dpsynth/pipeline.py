@@ -21,7 +21,8 @@ from dpsynth.algorithms import AlgorithmContext, get_algorithm
 from dpsynth.algorithms.base import NoisyMarginal
 from dpsynth.config import Config
 from dpsynth.data.counts import ArrayCounts, Counts
-from dpsynth.data.discretize import Decoded, check_columns, encode
+from dpsynth.data.discretize import Decoded, check_columns, column_numbers, encode
+from dpsynth.data.fine import FineView, decide, measure_fine
 from dpsynth.data.source import InputOptions
 from dpsynth.errors import ConfigError
 from dpsynth.modelfile import CHUNK_ROWS, ReleasedModel, draw_chunks
@@ -74,7 +75,7 @@ class ReleaseResult:
         """The synthetic rows, ``chunk_rows`` at a time (the same rows on every call)."""
         rng = np.random.default_rng(list(self.draw_entropy))
         source = self.codes if self.codes is not None else self.model.model
-        return draw_chunks(source, self.model.config, self.rows, rng=rng, chunk_rows=chunk_rows)
+        return draw_chunks(source, self.model.config, self.rows, rng=rng, chunk_rows=chunk_rows, fine=self.model.fine)
 
     @property
     def marginals(self) -> pd.DataFrame | None:
@@ -167,7 +168,17 @@ def release(
         notice(f"ignoring {len(dropped)} input column(s) not in the schema: {', '.join(dropped)}")
     codes = encode(table, config.domain, unknown=config.unknown)
     return release_from_counts(ArrayCounts(codes, config.domain), config, rng=rng, seeded=seeded, progress=progress,
-                               notice=notice, prior_charges=prior_charges, prior_measurements=prior_measurements)
+                               notice=notice, prior_charges=prior_charges, prior_measurements=prior_measurements,
+                               numbers=_numbers(table, config))
+
+
+def _numbers(table: pd.DataFrame, config: Config) -> Callable[[Sequence[str]], dict]:
+    """The raw (values, isnull) of named numeric columns, read on demand: PRIVATE, for the fine view's mechanism."""
+    def read(names: Sequence[str]) -> dict:
+        specs = [config.domain.columns[config.domain.index(name)] for name in names]
+        return {s.name: column_numbers(table[s.name], s, table[s.name].isna().to_numpy(), config.unknown)
+                for s in specs}
+    return read
 
 
 def release_from_source(
@@ -194,6 +205,9 @@ def release_from_source(
 
     options = options if options is not None else InputOptions(strip=config.strip)
     preflight(config)
+    if engine != "numpy" and config.decode.fine == "on":
+        raise ConfigError(f"decode.fine: the fine view reads the raw numbers, which only the numpy engine holds; "
+                          f"use --engine numpy or set decode.fine: off (not {engine})")
     if config.discover is not None:
         return _release_discovered_file(path, config, engine=engine, rng=rng, seeded=seeded, progress=progress,
                                         notice=notice, spark_master=spark_master, options=options)
@@ -256,6 +270,7 @@ def release_from_counts(
     notice: Callable[[str], None] = lambda msg: None,
     prior_charges: Sequence[Charge] = (),
     prior_measurements: Sequence[LinearMeasurement] = (),
+    numbers: Callable[[Sequence[str]], dict] | None = None,
 ) -> ReleaseResult:
     """The same release from any counts engine (the data are reached only through ``counts``).
 
@@ -263,7 +278,9 @@ def release_from_counts(
     same zCDP ledger); a schema that records its discovery's spend (``schema.discovery``) adds one more entry.
     The algorithm spends what they leave, and the report's totals include them.  ``prior_measurements``: that
     phase's released noisy counts as linear measurements over this schema's codes, which an estimator may
-    reuse (post-processing, :attr:`AlgorithmContext.prior`)."""
+    reuse (post-processing, :attr:`AlgorithmContext.prior`).  ``numbers``: the raw values of named numeric
+    columns (numpy engine), for the fine view of ``config.decode`` (:mod:`dpsynth.data.fine`), measured after
+    the row count as the ledger stage ``fine-decode``; without it the fine view is off."""
     if config.discover is not None:
         raise ConfigError("schema.discover: a release from counts needs a public schema")
     preflight(config)
@@ -282,6 +299,12 @@ def release_from_counts(
                           f"delta={dlt:.3g} of this budget (epsilon={config.privacy.epsilon:g}, "
                           f"delta={config.privacy.delta:g}); raise privacy.epsilon/delta to include it")
     n = _row_count(counts, config, ledger, rng)
+    decision = decide(config.domain, config.decode, n=n, ledger=ledger, neighbouring=config.privacy.neighbouring,
+                      available=numbers is not None)
+    fine: FineView | None = None
+    if decision.on and numbers is not None:
+        fine = measure_fine(numbers(decision.columns), decision, config.domain, config.decode, ledger=ledger,
+                            neighbouring=config.privacy.neighbouring, rng=rng)
     rows = config.output.rows if config.output.rows is not None else max(1, round(n))
     ctx = AlgorithmContext(
         domain=config.domain,
@@ -314,7 +337,9 @@ def release_from_counts(
     else:
         assert codes is not None, "an algorithm returns a model or rows"
         fitted = _records_model(codes, config.domain.sizes)
-    model = ReleasedModel(used, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"])
+    report["decode"] = decision.to_dict()
+    model = ReleasedModel(used, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"],
+                          fine=fine)
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}
     # The rows are post-processing of the model: drawn later, in chunks, from a generator
     # seeded here by the release's own randomness.

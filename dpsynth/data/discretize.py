@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpsynth.data.fine import FineView, draw_in_bins
 from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
 from dpsynth.data.timestamps import format_instants, instant_text, instants, resolution
 from dpsynth.errors import DataError
@@ -21,6 +22,7 @@ __all__ = [
     "category_numbers",
     "cell_labels",
     "check_columns",
+    "column_numbers",
     "decode",
     "decode_columns",
     "encode",
@@ -86,21 +88,24 @@ def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
                     "add them to the schema or set 'schema.unknown: other'" + hint
                 )
             out[bad] = len(spec.categories)
-    elif isinstance(spec, DatetimeColumn):
-        values, isnull = _datetime_values(col, spec, isnull, unknown)
-        out = encode_numbers(values, isnull, spec, unknown)
     else:
-        if unknown == "other" and spec.missing:
-            # a value the schema cannot place as a number (stray text, a boolean) is a missing value: a release
-            # on a discovered schema never refuses because of one row's text (issue 27)
-            values = _lenient_numbers(col)
-            isnull = isnull | np.isnan(values)
-        else:
-            values = _as_numbers(col, spec.name)
+        values, isnull = column_numbers(col, spec, isnull, unknown)
         out = encode_numbers(values, isnull, spec, unknown)
     if spec.missing:
         out[isnull] = spec.size - 1
     return out
+
+
+def column_numbers(col: pd.Series, spec: ColumnSpec, isnull: np.ndarray, unknown: str) -> tuple[np.ndarray, np.ndarray]:
+    """(float values, isnull) of a numeric, integer or datetime column (seconds for datetimes), as encoded."""
+    if isinstance(spec, DatetimeColumn):
+        return _datetime_values(col, spec, isnull, unknown)
+    if unknown == "other" and spec.missing:
+        # a value the schema cannot place as a number (stray text, a boolean) is a missing value: a release
+        # on a discovered schema never refuses because of one row's text (issue 27)
+        values = _lenient_numbers(col)
+        return values, isnull | np.isnan(values)
+    return _as_numbers(col, spec.name), isnull
 
 
 def _datetime_values(col: pd.Series, spec: DatetimeColumn, isnull: np.ndarray, unknown: str):
@@ -364,6 +369,7 @@ def decode(
     numeric: str = "uniform",
     rng: np.random.Generator,
     bounds=None,
+    fine: FineView | None = None,
 ) -> pd.DataFrame:
     """Map (rows × d) codes back to a DataFrame with the schema's column types.
 
@@ -372,9 +378,10 @@ def decode(
     inside it (``numeric='uniform'``) or its midpoint, rounded to an integer
     in the bin when the column is declared ``integer: true``.  Null codes
     decode to missing values.  ``bounds`` (see :func:`decode_columns`)
-    restricts the uniform draws of numeric columns.
+    restricts the uniform draws of numeric columns; ``fine`` (a released :class:`~dpsynth.data.fine.FineView`)
+    replaces them, for its columns, by draws from its P(value | bin).
     """
-    return decode_columns(codes, domain, numeric=numeric, rng=rng, bounds=bounds).to_pandas()
+    return decode_columns(codes, domain, numeric=numeric, rng=rng, bounds=bounds, fine=fine).to_pandas()
 
 
 def decode_columns(
@@ -384,6 +391,7 @@ def decode_columns(
     numeric: str = "uniform",
     rng: np.random.Generator,
     bounds=None,
+    fine: FineView | None = None,
 ) -> Decoded:
     """Decode column by column (the randomness is drawn in column order, as by :func:`decode`).
 
@@ -391,7 +399,7 @@ def decode_columns(
     decoded value of a numeric (binned) column must lie in; uniform draws are
     taken inside bin ∩ interval (for ``integer: true`` columns the bounds are
     integers).  Used by conditional sampling, whose weights make sure only
-    bins meeting the interval are drawn.
+    bins meeting the interval are drawn.  ``fine``: see :func:`decode` (used with ``numeric='uniform'``).
     """
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] != len(domain):
@@ -400,7 +408,8 @@ def decode_columns(
     for j, spec in enumerate(domain.columns):
         c = codes[:, j].astype(np.int64)
         limit = None if bounds is None else bounds[j]
-        out.append((spec, *_decode_column(c, spec, numeric, rng, limit)))
+        within = fine.columns.get(spec.name) if fine is not None and numeric == "uniform" else None
+        out.append((spec, *_decode_column(c, spec, numeric, rng, limit, within)))
     return Decoded(out)
 
 
@@ -419,7 +428,7 @@ def _whole_draws(lo, hi, closed: np.ndarray, numeric: str, rng: np.random.Genera
     return np.where(empty, np.round((lo + hi) / 2.0), np.minimum(draw, ihi))
 
 
-def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator, limit):
+def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator, limit, within=None):
     """(values, isnull) of one column; categorical values are indices into its label table."""
     isnull = (c == spec.size - 1) if spec.missing else np.zeros(len(c), dtype=bool)
     if isinstance(spec, CategoricalColumn):
@@ -429,6 +438,11 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
     # numeric bins
     edges = np.asarray(spec.edges)
     b = np.minimum(c, spec.n_bins - 1)
+    if within is not None:  # the fine view's P(value | bin), in whole units for integral and datetime columns
+        vals = draw_in_bins(np.where(isnull, 0, b), spec, within, rng, limit)
+        if spec.integral and not isinstance(spec, DatetimeColumn):
+            return np.where(isnull, 0, vals).astype(np.int64), isnull
+        return np.where(isnull, np.nan, vals), isnull
     lo, hi = edges[b], edges[b + 1]
     if isinstance(spec, DatetimeColumn):  # whole seconds or whole days (as the format writes), inside the bin
         r = resolution(spec.output_format)

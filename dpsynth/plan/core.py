@@ -128,7 +128,7 @@ def make_plan(
     else:
         alg = PREDICTORS[config.algorithm](facts)
         try:
-            stages = planned_stages(config, n)  # the algorithm's own budget
+            stages = planned_stages(config, n, fine_available=engine == "numpy")  # the algorithm's own budget
         except (BudgetError, ConfigError) as exc:  # e.g. no DualQuery setting fits at this n
             stages, alg.stages = None, alg.stages or [(config.algorithm, f"infeasible at this n: {exc}")]
         if stages is not None:

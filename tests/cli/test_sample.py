@@ -148,10 +148,10 @@ def _bad_model(tmp_path: Path, release_dir: Path, case: str) -> tuple[Path, str]
         for info in src.infolist():
             blob = src.read(info)
             if info.filename == "manifest.json":
-                blob = blob.replace(b'"schema_version": 1', b'"schema_version": 9')
+                blob = blob.replace(b'"schema_version": 2', b'"schema_version": 9')
             dst.writestr(info.filename, blob)
     return p, (f"{p}: the model was written by a newer dpsynth (model schema_version 9; this dpsynth "
-               f"{dpsynth.__version__} reads up to 1): upgrade dpsynth")
+               f"{dpsynth.__version__} reads up to 2): upgrade dpsynth")
 
 
 @pytest.mark.parametrize("case", ["truncated", "foreign", "newer"])

@@ -215,7 +215,7 @@ def _set_manifest(zipped, **changes) -> None:
 
 def _bad_cases(data: bytes) -> dict[str, tuple[bytes, str]]:
     def newer(e):
-        _set_manifest(e, schema_version=2)
+        _set_manifest(e, schema_version=3)
 
     def tampered(e):
         e["config.json"] = e["config.json"].replace(b'"epsilon": 2.0', b'"epsilon": 20.0')
@@ -237,8 +237,8 @@ def _bad_cases(data: bytes) -> dict[str, tuple[bytes, str]]:
         "truncated": (data[: len(data) // 2], "the model file is corrupt or truncated (unreadable zip archive)"),
         "not a zip": (b"age,sex\n1,F\n", "not a dpsynth model file (not a zip archive)"),
         "foreign zip": (_rezip(data, foreign), "not a dpsynth model file (no manifest.json)"),
-        "newer": (_rezip(data, newer), ("the model was written by a newer dpsynth (model schema_version 2; "
-                  f"this dpsynth {dpsynth.__version__} reads up to 1): upgrade dpsynth")),
+        "newer": (_rezip(data, newer), ("the model was written by a newer dpsynth (model schema_version 3; "
+                  f"this dpsynth {dpsynth.__version__} reads up to 2): upgrade dpsynth")),
         "tampered": (_rezip(data, tampered), "the model file is corrupt (checksum mismatch in config.json)"),
         "pickled": (_rezip(data, pickled), ("the model file is corrupt (Object arrays cannot be loaded when "
                     "allow_pickle=False)")),

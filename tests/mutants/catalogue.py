@@ -577,3 +577,18 @@ MUTANTS += [
          new="    if False:\n        return ASSUMED_ROWS",
          tests=["tests/cli/test_plan.py::test_n_private_size_decisions_use_public_figures_only"]),
 ]
+
+FINE = "dpsynth/data/fine.py"
+T_FINE = ["tests/privacy/test_fine_replay.py"]
+MUTANTS += [
+    dict(id="fine-view-true-counts", file=FINE,
+         why="the fine view decodes from the true sub-cell counts instead of the noisy ones",
+         old="        out[name] = FineColumn(edges * (r or 1.0), np.maximum(np.asarray(noisy, dtype=float), 0.0))\n",
+         new="        out[name] = FineColumn(edges * (r or 1.0), np.maximum(np.asarray(true, dtype=float), 0.0))\n",
+         tests=T_FINE),
+    dict(id="fine-view-sensitivity-1", file=FINE,
+         why="the fine histograms charged at sensitivity 1 under replace-one (a moved row changes two sub-cells)",
+         old="            noisy = geometric_mechanism(true, sensitivity=neighbouring.histogram_l1, epsilon=part, **kw)\n",
+         new="            noisy = geometric_mechanism(true, sensitivity=1.0, epsilon=part, **kw)\n",
+         tests=T_FINE),
+]
