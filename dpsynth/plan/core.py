@@ -112,6 +112,8 @@ def make_plan(
     n, source = plan_rows(config, rows, input_path)
     out_rows = config.output.rows if config.output.rows is not None else n
     eps = config.privacy.epsilon - (config.privacy.n_epsilon or 0.0)
+    if getattr(config, "discover", None) is None:
+        eps = _after_fine(config, n, eps, engine == "numpy")
     full = math.prod(domain.sizes)
     facts = Facts(config=config, rows=n, marginal_cells=cells, total_cells=int(sum(cells)),
                    largest=max(cells, default=0), synth_cap=min(DEFAULT_MAX_FACTOR_CELLS, full), epsilon=eps,
@@ -159,6 +161,19 @@ def make_plan(
         output_rows=out_rows, algorithm=config.algorithm, guarantee=_guarantee(config), alg=alg,
         memory=memory, max_memory=limit, max_memory_source=limit_source, engine=engine,
     )
+
+
+def _after_fine(config: Config, n: int, eps: float, available: bool) -> float:
+    """ε left for the algorithm once the fine view (``decode.fine``) has taken its share (basic composition;
+    under zCDP the share is of ρ and the predictors' ε stays the budget's)."""
+    from dpsynth.plan.budget import plan_context
+    from dpsynth.privacy.accountant import BasicComposition
+
+    try:
+        ctx, _ = plan_context(config, n, fine_available=available)
+    except (BudgetError, ConfigError):
+        return eps
+    return ctx.ledger.remaining() if isinstance(ctx.ledger.composition, BasicComposition) else eps
 
 
 def check_memory(plan: Plan) -> None:

@@ -40,12 +40,15 @@ def test_plan_prints_domain_workload_budget_noise_memory(runner):
     out = res.stdout
     assert "  age             12\n  workclass       9\n" in out
     assert "Workload: 105 marginals, 11,279 cells in all, largest 672 cells\n" in out
-    assert "Budget:\n  measure: epsilon 1 split equally over 105 marginals (0.009524 each)\n" in out
+    # the fine view (decode.fine: auto, on for adult's 5 numeric columns at this n) takes 0.1 first
+    assert ("Budget:\n  fine-decode: 0.1 of the budget for fine histograms of 5 numeric column(s), 32 sub-cells "
+            "per bin, discrete Laplace scale 50 per sub-cell (decode.fine)\n"
+            "  measure: epsilon 0.9 split equally over 105 marginals (0.008571 each)\n") in out
     assert ("Guarantee: 1-differential privacy for one row of the input table, add-remove neighbours; "
             "n (the row count) is public; the schema, workload and parameters are public\n") in out
     assert "Rows n: 32,561, as given (--rows); synthetic rows: 32,561\n" in out
-    # Laplace noise of scale 105·1/1 per cell: sd = sqrt(2)·105; an average cell holds 32561/(11279/105) rows.
-    assert ("Noise: standard deviation 148.5 per measured cell (0.00456 of n); an average cell holds 303.1 rows: "
+    # Laplace noise of scale 105·1/0.9 per cell: sd = sqrt(2)·105/0.9; an average cell holds 32561/(11279/105) rows.
+    assert ("Noise: standard deviation 165 per measured cell (0.00507 of n); an average cell holds 303.1 rows: "
             "noise comparable to signal\n") in out
     assert "Predicted peak memory: " in out and "Rough time: about " in out
     assert res.stderr == ""

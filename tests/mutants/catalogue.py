@@ -583,8 +583,8 @@ T_FINE = ["tests/privacy/test_fine_replay.py"]
 MUTANTS += [
     dict(id="fine-view-true-counts", file=FINE,
          why="the fine view decodes from the true sub-cell counts instead of the noisy ones",
-         old="        out[name] = FineColumn(edges * (r or 1.0), np.maximum(np.asarray(noisy, dtype=float), 0.0))\n",
-         new="        out[name] = FineColumn(edges * (r or 1.0), np.maximum(np.asarray(true, dtype=float), 0.0))\n",
+         old="        out[name] = FineColumn(edges * (r or 1.0), floor_noise(noisy, _noise_sd(zcdp, scale)))\n",
+         new="        out[name] = FineColumn(edges * (r or 1.0), np.asarray(true, dtype=float))\n",
          tests=T_FINE),
     dict(id="fine-view-sensitivity-1", file=FINE,
          why="the fine histograms charged at sensitivity 1 under replace-one (a moved row changes two sub-cells)",
