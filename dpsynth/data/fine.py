@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -227,6 +228,13 @@ def decide(domain: Domain, settings: FineSettings, *, n: float, ledger: Ledger, 
                               "holding a third of the rows", names, cells, setting)
 
 
+def _column_grid(domain: Domain, name: str, cells: int) -> tuple[NumericColumn, np.ndarray]:
+    spec = domain.columns[domain.index(name)]
+    grid = fine_grid(spec, cells)
+    assert isinstance(spec, NumericColumn) and grid is not None, f"{name}: a decided column has a fine grid"
+    return spec, grid
+
+
 def planned_charges(decision: FineDecision, domain: Domain, settings: FineSettings, *, ledger: Ledger,
                     neighbouring: Neighbouring) -> list[Charge]:
     """The ledger entries :func:`measure_fine` will make (the same as its mechanisms charge): for ``plan``."""
@@ -235,7 +243,7 @@ def planned_charges(decision: FineDecision, domain: Domain, settings: FineSettin
     zcdp, parts = _budget(ledger, settings.share, len(decision.columns))
     out = []
     for name, part in zip(decision.columns, parts):
-        cells = len(fine_grid(domain.columns[domain.index(name)], decision.cells)) - 1
+        cells = len(_column_grid(domain, name, decision.cells)[1]) - 1
         measured = f"fine histogram({name})"
         if zcdp:
             l2 = neighbouring.histogram_l2
@@ -258,10 +266,9 @@ def measure_fine(columns: Mapping[str, tuple[np.ndarray, np.ndarray]], decision:
     zcdp, parts = _budget(ledger, settings.share, len(decision.columns))
     out, scale = {}, 0.0
     for name, part in zip(decision.columns, parts):  # loop over (public) columns
-        spec = domain.columns[domain.index(name)]
-        edges = fine_grid(spec, decision.cells)
+        spec, edges = _column_grid(domain, name, decision.cells)
         true = fine_counts(*columns[name], spec, edges)
-        kw = {"ledger": ledger, "rng": rng, "stage": STAGE, "measured": f"fine histogram({name})"}
+        kw: dict[str, Any] = {"ledger": ledger, "rng": rng, "stage": STAGE, "measured": f"fine histogram({name})"}
         if zcdp:
             noisy = discrete_gaussian_mechanism(true, l2_sensitivity=neighbouring.histogram_l2, rho=part, **kw)
             scale = neighbouring.histogram_l2 / math.sqrt(2.0 * part)
