@@ -202,16 +202,16 @@ def decide(domain: Domain, settings: FineSettings, *, n: float, ledger: Ledger, 
     setting = settings.fine
     if setting == "off":
         return FineDecision(False, "decode.fine is off", setting=setting)
+    probe = settings.cells or 2
+    names = tuple(c.name for c in domain.columns if fine_grid(c, probe) is not None)
+    if not names:
+        return FineDecision(False, "no numeric column has a bin wider than one whole unit", setting=setting)
     if not available:
         if setting == "on":
             raise ConfigError("decode.fine: the fine view reads the raw numbers, which only the numpy engine "
                               "holds; use --engine numpy or set decode.fine: off")
         return FineDecision(False, "this counts engine does not read raw numbers (numpy engine only)",
                             setting=setting)
-    probe = settings.cells or 2
-    names = tuple(c.name for c in domain.columns if fine_grid(c, probe) is not None)
-    if not names:
-        return FineDecision(False, "no numeric column has a bin wider than one whole unit", setting=setting)
     zcdp, parts = _budget(ledger, settings.share, len(names))
     if not parts:
         return FineDecision(False, "no budget is left for it", setting=setting)
