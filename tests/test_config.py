@@ -65,7 +65,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("output.rows", 0, "output.rows: must be >= 1, got 0"),
         ("output.numeric", "mean", "output.numeric: must be one of uniform, midpoint, got 'mean'"),
         ("seed", -4, "seed: must be >= 0, got -4"),
-        ("colour", 1, "colour: unknown key (allowed: algorithm, limits, output, privacy, schema, seed, workload)"),
+        ("colour", 1, "colour: unknown key (allowed: algorithm, decode, limits, output, privacy, schema, seed, workload)"),
         ("schema.columns.size.bins", 0, "schema.columns.size.bins: must be >= 1, got 0"),
         ("schema.columns.size.upper", -1, "schema.columns.size.upper: must be greater than lower (-1 <= 0)"),
         ("schema.columns.size.type", "float", "schema.columns.size.type: must be one of numeric, integer, categorical, datetime, got 'float'"),
