@@ -400,7 +400,8 @@ def release_discovered(
         rho = zcdp_share(privacy.epsilon, privacy.delta, share, spec.delta)
         found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
         found_charges = list(ledger.charges)
-        inner = with_discovered_schema(config, found.schema, epsilon=privacy.epsilon, delta=privacy.delta)
+        inner = _fine_from_discovery(with_discovered_schema(config, found.schema, epsilon=privacy.epsilon,
+                                                            delta=privacy.delta))
         result = release_inner(inner, found_charges, discovery_measurements(found, inner))
         alone = Ledger(privacy.epsilon, privacy.delta, composition, charges=found_charges)
         eps_d, delta_d = alone.spent()
@@ -413,15 +414,52 @@ def release_discovered(
         ledger = Ledger(spec.epsilon, spec.delta)
         found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
         eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
-        inner = with_discovered_schema(config, found.schema, epsilon=eps, delta=delta)
+        inner = _fine_from_discovery(with_discovered_schema(config, found.schema, epsilon=eps, delta=delta))
         result = release_inner(inner, (), discovery_measurements(found, inner))
         result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)
         spent = {"epsilon_spent": ledger.spent()[0], "delta_spent": ledger.spent()[1]}
+    view = discovery_fine_view(found, inner) if config.decode.fine == "auto" else None
+    if view is not None:  # decoded within bins from the discovery's fine histograms (post-processing)
+        result.model = replace(result.model, fine=view)
+        result.report["decode"] = {"fine": "on", "setting": "auto", "columns": sorted(view.columns),
+                                   "cells_per_bin": 0,
+                                   "reason": "the schema's discovery already released a fine histogram of these "
+                                             "columns: numbers are decoded within their bins from it (post-"
+                                             "processing, no stage of its own)"}
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
     result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
     result.diagnostics["discovered_schema"] = found.schema
     result.config_document = release_document(config, found.schema, spent=spent)
     return result
+
+
+def _fine_from_discovery(inner: Config) -> Config:
+    """A discovered schema's release measures no fine view of its own under ``decode.fine: auto``: the
+    discovery's fine histograms serve (:func:`discovery_fine_view`), on every engine alike."""
+    if inner.decode.fine != "auto":
+        return inner
+    return replace(inner, decode=replace(inner.decode, fine="off"))
+
+
+def discovery_fine_view(found, config: Config) -> FineView | None:
+    """The fine view of a discovered schema's numeric and date columns from the discovery's last fine histogram
+    of each (``found.evidence``): sub-cell counts below one noise sd weigh 0 (:func:`~dpsynth.data.fine.
+    floor_noise`).  Post-processing of mechanism outputs; None when no column has one."""
+    from dpsynth.data.fine import FineColumn, floor_noise
+    from dpsynth.data.schema import NumericColumn
+
+    cols = {}
+    for name, ev in getattr(found, "evidence", {}).items():
+        if name not in config.domain.names or ev.cells is None or ev.cell_counts is None:
+            continue
+        if not isinstance(config.domain.columns[config.domain.index(name)], NumericColumn):
+            continue
+        weights = floor_noise(ev.cell_counts, ev.cell_sd)
+        if weights.sum() > 0:
+            cols[name] = FineColumn(np.asarray(ev.cells, dtype=float), weights)
+    if not cols:
+        return None
+    return FineView(cols, {"source": "the schema's discovery (its last fine histogram per column)"})
 
 
 def discovery_measurements(found, config: Config) -> list[LinearMeasurement]:

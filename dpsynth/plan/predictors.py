@@ -180,7 +180,11 @@ def _aim(f: Facts) -> AlgorithmPlan:
     p = f.config.params
     nominal = p.rounds_per_column * len(f.config.domain)
     T = max(1, nominal // 4)  # annealing usually ends a run after about a quarter of its nominal rounds
-    cands = len(aim_candidates(f.config.marginals))
+    cand_list = aim_candidates(f.config.marginals)
+    cands = len(cand_list)
+    cand_cells = sum(f.config.domain.cells(c) for c in cand_list)
+    tree = min(p.model_cells, sum(f.config.domain.sizes) + T * cand_cells // max(cands, 1))
+    rounds_fit = T * getattr(p, "round_iterations", 100) + getattr(p, "final_iterations", 500)
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
@@ -189,7 +193,9 @@ def _aim(f: Facts) -> AlgorithmPlan:
     }
     return AlgorithmPlan(
         stages=[],  # from the algorithm's budget_plan (plan/budget.py)
-        memory=memory, seconds=2.0 + 0.5 * T + 2e-7 * T * cands * p.model_cells,
+        memory=memory, seconds=0.0,  # timed like MWEM's pgm variant (the same steps), in the fitted model
+        work={**_counting(f, cands + len(f.config.domain.sizes)), "mwem_score": T * cand_cells,
+              "mwem_candidates": T * cands, "mwem_pgm": rounds_fit * tree},
         queries=f"{cands} candidate marginals (the workload's downward closure), up to {nominal} rounds "
                 f"(about {T} once the budget anneals)",
         noise_sd=first_deviation(ctx, p), noise_note="on each measured marginal, first rounds",
