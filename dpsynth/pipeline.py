@@ -446,17 +446,26 @@ def discovery_fine_view(found, config: Config) -> FineView | None:
     of each (``found.evidence``): sub-cell counts below one noise sd weigh 0 (:func:`~dpsynth.data.fine.
     floor_noise`).  Post-processing of mechanism outputs; None when no column has one."""
     from dpsynth.data.fine import FineColumn, floor_noise
-    from dpsynth.data.schema import NumericColumn
+    from dpsynth.data.schema import DatetimeColumn, NumericColumn
 
     cols = {}
     for name, ev in getattr(found, "evidence", {}).items():
         if name not in config.domain.names or ev.cells is None or ev.cell_counts is None:
             continue
-        if not isinstance(config.domain.columns[config.domain.index(name)], NumericColumn):
-            continue
+        spec = config.domain.columns[config.domain.index(name)]
+        if not isinstance(spec, NumericColumn) or isinstance(spec, DatetimeColumn):
+            continue  # date cells are in seconds, not the decoder's whole units: uniform within bins
+        edges = np.asarray(ev.cells, dtype=float)
+        if spec.integral:
+            if np.all(np.diff(np.ceil(np.asarray(spec.edges, dtype=float))) <= 1):
+                continue  # one integer per bin: nothing to decode within
+            if np.all(edges % 1 == 0.5):  # unit cells k ± 0.5: integer k is the decoder's unit [k, k + 1)
+                edges = edges + 0.5
+            elif np.any(edges % 1 != 0):
+                continue
         weights = floor_noise(ev.cell_counts, ev.cell_sd)
         if weights.sum() > 0:
-            cols[name] = FineColumn(np.asarray(ev.cells, dtype=float), weights)
+            cols[name] = FineColumn(edges, weights)
     if not cols:
         return None
     return FineView(cols, {"source": "the schema's discovery (its last fine histogram per column)"})

@@ -12,34 +12,34 @@ from dpsynth.data.schema import CategoricalColumn, IntegerColumn, NumericColumn
 
 
 def test_bins_that_are_unions_of_cells_become_queries_with_one_noise_scale():
-    """Cells of width 1 over [0, 6); bins [0, 2), [2, 2.5), [2.5, 6]: the middle bin's inner edge 2.5 cuts a cell,
-    so the two bins beside it are not exact sums and are left out; the first bin sums 2 cells (row and answer
-    divided by sqrt(2), so every row has the cells' sd); the null cell is its own query."""
-    col = NumericColumn("x", (0.0, 2.0, 2.5, 6.0), missing=True)
+    """Cells of width 1 over [0, 6); bins [0, 1), [1, 3), [3, 3.5), [3.5, 6]: the inner edge 3.5 cuts a cell, so
+    the two bins beside it are not exact sums and are left out, and so are the end bins (encoding clamps into
+    them values no cell measured); [1, 3) sums 2 cells (row and answer divided by sqrt(2), so every row has the
+    cells' sd); the null cell is its own query."""
+    col = NumericColumn("x", (0.0, 1.0, 3.0, 3.5, 6.0), missing=True)
     ev = Evidence(null=(7.0, 3.0), cells=np.arange(0.0, 7.0), cell_counts=np.array([1.0, 2, 3, 4, 5, 6]), cell_sd=2.0)
     (q0, v0, s0), (q1, v1, s1) = one_way_queries(ev, col)
-    np.testing.assert_array_equal(q0, [[0, 0, 0, 1]])
+    np.testing.assert_array_equal(q0, [[0, 0, 0, 0, 1]])
     assert v0.tolist() == [7.0] and s0 == 3.0
-    np.testing.assert_allclose(q1, [[1 / np.sqrt(2), 0, 0, 0]])
-    np.testing.assert_allclose(v1, [3 / np.sqrt(2)])
+    np.testing.assert_allclose(q1, [[0, 1 / np.sqrt(2), 0, 0, 0]])
+    np.testing.assert_allclose(v1, [5 / np.sqrt(2)])
     assert s1 == 2.0
 
 
-def test_end_bins_take_the_cells_beyond_them_and_uncovered_bins_are_skipped():
-    """Encoding clamps values outside [lower, upper] into the end bins, so cells beyond an end bin add to it; a bin
-    the cells do not reach is not measured."""
-    col = NumericColumn("x", (2.0, 4.0, 6.0, 10.0))
+def test_end_bins_and_uncovered_bins_are_skipped():
+    """A bin the cells do not reach is not measured, nor are the end bins (they also hold clamped values)."""
+    col = NumericColumn("x", (2.0, 4.0, 6.0, 8.0, 10.0))
     ev = Evidence(cells=np.arange(0.0, 8.0), cell_counts=np.ones(7), cell_sd=1.0)
     ((q, v, _),) = one_way_queries(ev, col)
-    assert (q > 0).sum(axis=1).tolist() == [1, 1]  # bins 0 and 1; bin 2 reaches 10 > the cells' end 7
-    np.testing.assert_allclose(v * np.sqrt([4, 2]), [4.0, 2.0])  # [0, 4): 4 cells, [4, 6): 2 cells
+    assert np.flatnonzero(q.sum(axis=0)).tolist() == [1]  # [4, 6); [6, 8) reaches past the cells' end 7
+    np.testing.assert_allclose(v * np.sqrt(2), [2.0])
 
 
 def test_integer_column_codes_and_kept_categories_above_the_selection_margin():
     col = IntegerColumn("y", 3, 5)
     ev = Evidence(cells=np.arange(2.5, 6.0), cell_counts=np.array([5.0, 6.0, 7.0]), cell_sd=1.0)
     ((q, v, _),) = one_way_queries(ev, col)
-    np.testing.assert_array_equal(q, np.eye(3))
+    np.testing.assert_array_equal(q, [[0, 1, 0]])  # the inner value; 3 and 5 are the end codes
     cat = CategoricalColumn("c", ("a", "b", "c"), missing=True, other=True)
     ev = Evidence(labels=("b", "a", "c"), label_counts=np.array([100.0, 50.0, 20.0]), label_sd=10.0)
     ((q, v, sd),) = one_way_queries(ev, cat)  # the floor is 20 + 2·10 = 40: 'c' (at the threshold) is left out
@@ -99,3 +99,18 @@ def test_zero_config_decodes_numbers_from_the_discovery_histograms_at_no_cost():
     assert result.model.fine is not None and "income" in result.model.fine.columns
     med, real = float(np.nanmedian(result.synthetic["income"].astype(float))), float(np.median(table["income"]))
     assert abs(med / real - 1) < 0.15, (med, real)
+
+
+def test_zero_config_keeps_binary_columns_faithful():
+    """Regression (found by the batch walkthrough's gate): the discovery's fine view of an integral column with
+    one integer per bin decoded every value to one side (a column 48% ones came out all zeros); such columns now
+    decode exactly, and integral cells are shifted to the decoder's whole units."""
+    from dpsynth.pipeline import release
+
+    rng = np.random.default_rng(5)
+    p = np.linspace(0.1, 0.7, 8)
+    table = pd.DataFrame((rng.random((4000, 8)) < p).astype(int), columns=[f"a{j}" for j in range(8)])
+    synth = release(table, zero_config(1.0, 1e-6), rng=1).synthetic
+    means = synth.astype(float).mean().to_numpy()
+    assert np.all(np.abs(means - table.mean().to_numpy()) < 0.1), (means, table.mean().to_numpy())
+    assert set(np.unique(synth.to_numpy(dtype=float)[~np.isnan(synth.to_numpy(dtype=float))])) <= {0.0, 1.0}

@@ -7,8 +7,9 @@ estimator can use them beside its own measurements at no privacy cost.  This mat
 can afford little: on a wide table with few rows the release measures only 1-way marginals, and the discovery's
 histograms carry about as much information again.
 
-Only exact answers are reused: a bin is a query when every fine cell it meets lies inside it (its edges are
-cell edges; the end bins also take the cells beyond them, as encoding clamps those values into them), and a
+Only exact answers are reused: an inner bin is a query when every fine cell it meets lies inside it (its edges
+are cell edges; the end bins are left out, as encoding clamps into them values beyond the cells, which no cell
+measured: a binary column whose zeros fell outside the coarse range had its ones counted as its first bin), and a
 kept category is used only when its noisy count clears the smallest kept count by two standard deviations,
 where the selection's bias (a released count is one that passed a threshold) is negligible.
 """
@@ -103,6 +104,7 @@ def _bin_sums(edges: np.ndarray, cells: np.ndarray, counts: np.ndarray):
     sums = np.bincount(which, weights=counts, minlength=nb)
     widths = np.bincount(which, minlength=nb)
     ok &= (widths > 0) & (edges[:-1] >= cells[0] - tol) & (edges[1:] <= cells[-1] + tol)  # bins the cells cover
+    ok[[0, -1]] = False  # the end bins also hold the values clamped into them, which no cell measured
     bins = np.flatnonzero(ok)
     if bins.size == 0:
         return None
