@@ -259,8 +259,13 @@ class ColumnDiscovery:
         bin edges.  Returns (lo, hi, (cell edges, mass) or None, kept integers or None)."""
         first, rest = budget.split(FINE_SHARE)
         cells = FINE_CELLS
+        fill = float(FINE_CELLS)
         if self.non_null is not None:  # as many cells as the noisy row count can fill well above the cut
-            cells = int(np.clip(self.non_null / (FILL * first.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
+            fill = self.non_null / (FILL * first.block_cut(1, FINE_CELLS))
+            cells = int(np.clip(fill, MIN_CELLS, FINE_CELLS))
+        integers = math.floor(hi) - math.ceil(lo) + 1
+        if integral and cells < integers <= min(fill, UNIT_CELLS):  # enough rows for one cell per integer
+            cells = integers  # (counts such as hours worked, with spikes at 0, 40 and 52)
         grid = fine_cells(lo, hi, integral=integral, cells=cells)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
