@@ -176,6 +176,7 @@ def test_boolean_cells_are_never_numbers_whatever_the_other_rows():
 
 
 # ------------------------------------------------------------------------------- spark
+@pytest.mark.slow  # 37 s (its Spark jobs): make test must stay under 5 min on a fresh clone; make test-slow runs it
 def test_spark_discovered_schema_identical_to_numpy(spark, tmp_path):
     """Spark answers each question on its executors with the same per-batch code: the same schema and ledger."""
     src = tmp_path / "small.csv"
