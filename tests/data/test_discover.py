@@ -430,3 +430,32 @@ def test_dates_are_discovered_as_a_datetime_column(monkeypatch):
     b = a.assign(when=(days + pd.Timedelta(days=3000)).strftime("%Y-%m-%d"))
     found2, _ = _discover(b, {"epsilon": 2.0, "delta": 1e-6}, seed=3)
     assert found2.schema == found.schema
+
+
+def test_log_cells_are_round_and_cover_the_range():
+    from dpsynth.data.discover.noise import log_cells
+
+    f = log_cells(1.5, 1.5, 10000.0, integral=False, cells=100)  # 3.8 decades: E24, 24 cells per decade
+    assert f[0] == 1.5 and f[-1] == 10000.0 and np.all(np.diff(f) > 0)
+    assert {2.2, 4.7, 10.0, 1000.0, 9100.0} <= set(f.tolist()) and f.size - 1 <= 100
+    ratio = f[2:] / f[1:-1]  # roughly geometric: each cell 1.05 to 1.2 times the one before
+    assert ratio.min() > 1.04 and ratio.max() < 1.25
+    f = log_cells(0.0, 1.5, 10000.0, integral=True, cells=40)  # E6; integers; [0, 2) below the series
+    assert f[0] == 0 and f[1] == 2 and f[-1] == 10000 and np.all(f % 1 == 0) and f.size - 1 <= 40
+    f = log_cells(-3.0, 20.0, 1e6, integral=False, cells=128)
+    assert f[0] == -3.0 and 0.0 in f and f[2] == 20.0
+
+
+def test_a_skewed_column_gets_logarithmic_cells_and_quantile_edges_across_magnitudes():
+    """A log-normal sampling weight (median 90, 90% quantile ~ 1,700) got linear fine cells of width 100 before:
+    its lowest bin held over half the rows.  Logarithmic cells give ten bins of about a tenth each."""
+    rng = np.random.default_rng(3)
+    w = np.round(np.exp(rng.normal(np.log(90.0), 2.2, size=20000)), 2)
+    found, _ = _discover(pd.DataFrame({"w": w}), {"epsilon": 1.0, "delta": 1e-6})
+    assert any(n.startswith("skewed") for n in found.columns["w"]["learned"])
+    edges = np.asarray(found.schema["columns"]["w"]["edges"], dtype=float)
+    share = np.histogram(np.clip(w, edges[0], edges[-1]), bins=edges)[0] / w.size
+    assert edges.size >= 8 and share.max() < 0.25  # no bin holds much more than its tenth
+    normal = pd.DataFrame({"x": rng.normal(500.0, 50.0, size=20000)})
+    found, _ = _discover(normal, {"epsilon": 1.0, "delta": 1e-6})
+    assert not any(n.startswith("skewed") for n in found.columns["x"]["learned"])

@@ -483,6 +483,11 @@ MUTANTS += [
          old="        self.evidence.cell_counts = np.asarray(noisy, dtype=float)\n",
          new="        self.evidence.cell_counts = np.asarray(self.profile.cell_counts(grid), dtype=float)\n",
          tests=["tests/privacy/test_replay.py", *T_DISC]),
+    dict(id="discover-skew-true-counts", file=DCOL,
+         why="issue 27: the choice of logarithmic fine cells for a skewed column read off the true profile counts",
+         old="        self._skew(ext, ints + fracs, numbers, lo, hi)\n",
+         new="        t = self.profile.profile_counts(edges)\n        self._skew(ext, t[3:3 + nb] + t[3 + nb:], numbers, lo, hi)\n",
+         tests=["tests/privacy/test_replay.py", *T_DISC]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

@@ -27,7 +27,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
    noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning.
 3. **numeric**: a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
-   many as the noisy row count fills; one per integer when that many cover an integral range): the bounds are
+   many as the noisy row count fills; one per integer when that many cover an integral range; logarithmic cells,
+   round numbers of an E-series, when the profile shows a skewed column whose 10% and 90% quantiles are
+   magnitudes apart, such as sampling weights): the bounds are
    its support, and the edges are quantiles of its noisy counts (post-processing; ``edges: equal`` gives equal
    widths).  An integral column whose bounds span at most ``2·bins`` values gets one bin around each integer; a
    column hinted ``type: integer`` is an ``integer`` column unless its learned bounds span more than
@@ -163,7 +165,8 @@ def discover_schema(
         "the column names (the input's header)",
         "the hints given for each column (type, categories, bounds, bins, missing)",
         (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
-         f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer), "
+         f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer, or E-series numbers for "
+         "a skewed column), "
          f"max_categories={spec.max_categories}, bins={spec.bins}, edges={spec.edges}; {noise}"),
     ]
     return out

@@ -17,6 +17,7 @@ from dpsynth.data.discover.noise import (
     ColumnBudget,
     coarse_grid,
     fine_cells,
+    log_cells,
     quantile_edges,
     support,
     window_sums,
@@ -55,6 +56,12 @@ FRACTION_SHARE = 0.1
 """A numeric column is integral (decoded to integers) unless the fractional numbers of its profile histogram
 (cells past the cut) exceed both the cut and FRACTION_SHARE of its numbers."""
 
+SKEW_RATIO, SKEW_NEGATIVE = 30.0, 0.1
+"""A numeric column is skewed, and its fine cells are logarithmic (:func:`~dpsynth.data.discover.noise.log_cells`),
+when at most SKEW_NEGATIVE of its noisy numbers are negative and the logarithmic buckets of its positive numbers'
+noisy 10% and 90% quantiles are more than SKEW_RATIO apart (sampling weights, amounts, counts of many magnitudes;
+zeros, however many, have the cell below the logarithmic ones)."""
+
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
 """The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
 
@@ -76,6 +83,7 @@ class ColumnDiscovery:
         self.dropped: str | None = None  # why the column is left out of the schema (free text, identifiers)
         self.non_null: float | None = None  # noisy number of non-null rows (a profile output), when profiled
         self.zero_spike = False  # the profile shows a share of exact zeros above 1/bins (a profile output)
+        self.log_from: float | None = None  # skewed (a profile output): log fine cells from here up
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
@@ -147,8 +155,35 @@ class ColumnDiscovery:
         lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
         if hi <= lo:
             hi = lo + 1.0
+        self._skew(ext, ints + fracs, numbers, lo, hi)
         self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
         return kind, integral, (lo, hi)
+
+    def _skew(self, ext: np.ndarray, kept: np.ndarray, numbers: int, lo: float, hi: float) -> None:
+        """Whether the profile's noisy positive numbers (cells past the cut, per logarithmic bucket) span many
+        magnitudes (:data:`SKEW_RATIO`); if so, the fine cells are logarithmic from the bucket of their noisy 1%
+        quantile (or the coarse lower bound) up."""
+        positive = np.where(ext[:-1] > 0, kept, 0)
+        total = float(positive.sum())
+        if total <= 0 or float(kept[ext[1:] <= 0].sum()) > SKEW_NEGATIVE * numbers:
+            return
+        cdf = np.cumsum(positive) / total
+        i01, i10, i90 = np.searchsorted(cdf, [0.01, 0.1, 0.9], side="left")
+        if ext[i90 + 1] < SKEW_RATIO * ext[i10]:
+            return
+        start = max(lo, float(ext[i01]))
+        if 0 < start < hi:
+            self.log_from = start
+            self.learned.append(f"skewed (noisy 10% and 90% quantile buckets [{ext[i10]:g}, {ext[i10 + 1]:g}) and "
+                                f"[{ext[i90]:g}, {ext[i90 + 1]:g})): logarithmic fine cells from {start:g}")
+
+    def _grid(self, lo: float, hi: float, integral: bool, cells: int) -> np.ndarray:
+        """The fine cells over [lo, hi]: logarithmic from :attr:`log_from` for a skewed column, else round widths."""
+        if self.log_from is not None and not (integral and math.floor(hi) - math.ceil(lo) + 1 <= cells):
+            start = max(self.log_from, lo)
+            if 0 < start and start * 2 < hi:
+                return log_cells(lo, start, hi, integral=integral, cells=cells)
+        return fine_cells(lo, hi, integral=integral, cells=cells)
 
     # -- step 2: categories
     def _categories(self, budget: ColumnBudget, delta: float) -> list | None:
@@ -266,14 +301,14 @@ class ColumnDiscovery:
         integers = math.floor(hi) - math.ceil(lo) + 1
         if integral and cells < integers <= min(fill, UNIT_CELLS):  # enough rows for one cell per integer
             cells = integers  # (counts such as hours worked, with spikes at 0, 40 and 52)
-        grid = fine_cells(lo, hi, integral=integral, cells=cells)
+        grid = self._grid(lo, hi, integral, cells)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
         # tied integers (years): the support is a few wide cells that hold nearly all the column's numbers
-        few = found is not None and integral and width > 1 and found[1] - found[0] + 1 <= FEW_CELLS and \
+        few = found is not None and integral and width > 1 and self.log_from is None and found[1] - found[0] + 1 <= FEW_CELLS and \
             (self.non_null is None or noisy[found[0]:found[1] + 1].sum() >= CONCENTRATED * self.non_null)
         if found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
             # tied integers in a short range (years): one cell per integer over the support; its own support
@@ -310,7 +345,7 @@ class ColumnDiscovery:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
             lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
-            grid = fine_cells(lo, hi, integral=integral, cells=cells)
+            grid = self._grid(lo, hi, integral, cells)
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
                                    "public cells)")
             self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "

@@ -27,8 +27,8 @@ from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.mechanisms import discrete_gaussian_mechanism, geometric_mechanism
 from dpsynth.privacy.selection import gaussian_partition_selection_mechanism, partition_selection_mechanism
 
-__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "quantile_edges",
-           "support"]
+__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "log_cells",
+           "quantile_edges", "support"]
 
 DEFAULT_RANGE = (-1e9, 1e9)
 """The public coarse range of a numeric column without bound hints."""
@@ -38,6 +38,14 @@ BUCKET_MISS = 0.01
 
 _MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 _NICE = (1.0, 2.0, 2.5, 5.0)
+_E_SERIES = (
+    (1.0, 2.2, 4.7),
+    (1.0, 1.5, 2.2, 3.3, 4.7, 6.8),
+    (1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2),
+    (1.0, 1.1, 1.2, 1.3, 1.5, 1.6, 1.8, 2.0, 2.2, 2.4, 2.7, 3.0, 3.3, 3.6, 3.9, 4.3, 4.7, 5.1, 5.6, 6.2, 6.8, 7.5,
+     8.2, 9.1),
+)
+"""The IEC 60063 E3, E6, E12 and E24 series: 3 to 24 round numbers per decade, roughly evenly spaced in log."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,25 @@ def coarse_grid(lo: float, hi: float) -> np.ndarray:
     mags = np.array([m * 10.0**k for k in range(-6, 16) for m in _MULTIPLIERS])
     pts = np.concatenate([[0.0, lo, hi], mags, -mags])
     return np.unique(pts[(pts >= lo) & (pts <= hi)])
+
+
+def log_cells(lo: float, start: float, hi: float, *, integral: bool, cells: int = 128) -> np.ndarray:
+    """Public cell edges covering [lo, hi] for a skewed positive column: round numbers of the densest E-series
+    (:data:`_E_SERIES`, 3 to 24 per decade) from ``start`` > 0 to ``hi`` that gives at most ``cells`` cells,
+    below ``start`` one cell [lo, start) (and 0 an edge when lo < 0 < start).  Integral columns: integer edges
+    (the series rounded; lo and hi floored and ceiled), so no integer is split."""
+    decades = max(math.log10(hi / start), 1e-9)
+    series = _E_SERIES[0]
+    for s in _E_SERIES:
+        if decades * len(s) <= cells:
+            series = s
+    k0, k1 = math.floor(math.log10(start)), math.ceil(math.log10(hi))
+    mags = np.array([m * 10.0**k for k in range(k0, k1 + 1) for m in series])
+    mags = mags[(mags > start) & (mags < hi)]
+    lo_, hi_ = (math.floor(lo), math.ceil(hi)) if integral else (lo, hi)
+    edges = np.concatenate([[lo_, start, hi_], [0.0] if lo < 0.0 < start else [], mags])
+    edges = np.round(edges) if integral else np.array([float(f"{e:.6g}") for e in edges])
+    return np.unique(edges[(edges >= lo_) & (edges <= hi_)])
 
 
 def fine_cells(lo: float, hi: float, *, integral: bool, cells: int = 128) -> np.ndarray:
