@@ -38,7 +38,7 @@ BUCKET_MISS = 0.01
 
 _MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 _NICE = (1.0, 2.0, 2.5, 5.0)
-_E_SERIES = (
+_E_SERIES: tuple[tuple[float, ...], ...] = (
     (1.0, 2.2, 4.7),
     (1.0, 1.5, 2.2, 3.3, 4.7, 6.8),
     (1.0, 1.2, 1.5, 1.8, 2.2, 2.7, 3.3, 3.9, 4.7, 5.6, 6.8, 8.2),
@@ -209,7 +209,7 @@ def log_cells(lo: float, start: float, hi: float, *, integral: bool, cells: int 
     below ``start`` one cell [lo, start) (and 0 an edge when lo < 0 < start).  Integral columns: integer edges
     (the series rounded; lo and hi floored and ceiled), so no integer is split."""
     decades = max(math.log10(hi / start), 1e-9)
-    series = _E_SERIES[0]
+    series: tuple[float, ...] = _E_SERIES[0]
     for s in _E_SERIES:
         if decades * len(s) <= cells:
             series = s
