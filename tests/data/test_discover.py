@@ -459,3 +459,38 @@ def test_a_skewed_column_gets_logarithmic_cells_and_quantile_edges_across_magnit
     normal = pd.DataFrame({"x": rng.normal(500.0, 50.0, size=20000)})
     found, _ = _discover(normal, {"epsilon": 1.0, "delta": 1e-6})
     assert not any(n.startswith("skewed") for n in found.columns["x"]["learned"])
+
+
+_CODES = ["0.0", "4.5", "14.5", "24.5", "34.5", "100.0"]
+
+
+def test_a_column_of_few_fractional_codes_is_categorical_and_decodes_exactly():
+    """IMDB-style class codes (0.0, 4.5, 14.5, …, 100.0) were binned as numbers and decoded to values between the
+    codes (movies r1..r10: every synthetic value invalid).  Isolated fine cells past the cut make discovery spend
+    the rest of the column's budget on its values; kept, they are the categories.  A continuous column with one
+    decimal stays numeric."""
+    rng = np.random.default_rng(5)
+    codes = rng.choice(_CODES, size=20000, p=[0.35, 0.35, 0.15, 0.08, 0.05, 0.02])
+    cont = np.round(rng.normal(6.0, 1.5, size=20000), 1).astype(str)
+    found, ledger = _discover(pd.DataFrame({"r": codes, "x": cont}), {"epsilon": 2.0, "delta": 1e-6})
+    r = found.schema["columns"]["r"]
+    assert r["type"] == "categorical" and r["categories"] == _CODES  # numeric order, all six (100.0: 400 rows)
+    assert any(n.startswith("few distinct numbers") for n in found.columns["r"]["learned"])
+    assert found.schema["columns"]["x"]["type"] == "numeric"
+    assert [c.mechanism for c in ledger.charges if "few distinct numbers" in str(c.measured)] == ["partition-selection"]
+
+
+def test_the_few_numbers_decision_reads_only_noisy_counts(monkeypatch):
+    """With table a's noisy outputs replayed, table b (the same six codes, but 3 rows each and the rest null)
+    gets a's schema: a decision on b's true fine counts (no cell would pass the cut) would keep it numeric."""
+    rng = np.random.default_rng(6)
+    a = pd.DataFrame({"r": rng.choice(_CODES, size=6000, p=[0.35, 0.35, 0.15, 0.08, 0.05, 0.02])})
+    b = pd.DataFrame({"r": np.r_[np.repeat(_CODES, 3), [None] * 5982]})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 2.0, "delta": 1e-6}
+    found, _ = _discover(a, raw, seed=2)
+    assert found.schema["columns"]["r"]["type"] == "categorical"
+    coupling.mode = "replay"
+    found2, _ = _discover(b, raw, seed=2)
+    assert found2.schema == found.schema and found2.columns == found.columns

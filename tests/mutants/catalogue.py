@@ -488,6 +488,11 @@ MUTANTS += [
          old="        self._skew(ext, ints + fracs, numbers, lo, hi)\n",
          new="        t = self.profile.profile_counts(edges)\n        self._skew(ext, t[3:3 + nb] + t[3 + nb:], numbers, lo, hi)\n",
          tests=["tests/privacy/test_replay.py", *T_DISC]),
+    dict(id="discover-discrete-true-cells", file=DCOL,
+         why="issue 27: a column of few distinct numbers recognised on the true fine-cell counts",
+         old="        discrete = not integral and self._discrete(noisy, found, first, delta)\n",
+         new="        discrete = not integral and self._discrete(self.profile.cell_counts(grid) * 1.0, found, first, delta)\n",
+         tests=T_DISC),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

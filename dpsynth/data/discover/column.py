@@ -62,6 +62,13 @@ when at most SKEW_NEGATIVE of its noisy numbers are negative and the logarithmic
 noisy 10% and 90% quantiles are more than SKEW_RATIO apart (sampling weights, amounts, counts of many magnitudes;
 zeros, however many, have the cell below the logarithmic ones)."""
 
+DISCRETE_SHARE, DISCRETE_RUNS = 0.9, 0.6
+"""A fractional column whose fine cells past the cut hold DISCRETE_SHARE of its noisy numbers, are at most
+``max_categories`` and at most a quarter of its support's cells, and lie mostly apart (runs of adjacent cells at
+least DISCRETE_RUNS of them) holds few distinct numbers (codes such as 0.0, 4.5, 14.5, …, 100.0): the rest of
+its budget goes to partition selection over its values, and when the kept values hold DISCRETE_SHARE of its
+numbers it is categorical (each value decodes exactly) instead of binned."""
+
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
 """The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
 
@@ -84,6 +91,7 @@ class ColumnDiscovery:
         self.non_null: float | None = None  # noisy number of non-null rows (a profile output), when profiled
         self.zero_spike = False  # the profile shows a share of exact zeros above 1/bins (a profile output)
         self.log_from: float | None = None  # skewed (a profile output): log fine cells from here up
+        self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
@@ -221,6 +229,8 @@ class ColumnDiscovery:
         kept_values = None
         if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
             lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta)
+            if self.labels is not None:
+                return {"type": "categorical", "categories": self.labels}
             if h.lower is not None:  # hinted bounds are public: kept as given
                 lo, hi = h.lower, h.upper
         if integral:
@@ -308,9 +318,15 @@ class ColumnDiscovery:
         width = float(grid[1] - grid[0])
         scale = first.scale
         # tied integers (years): the support is a few wide cells that hold nearly all the column's numbers
-        few = found is not None and integral and width > 1 and self.log_from is None and found[1] - found[0] + 1 <= FEW_CELLS and \
+        few = found is not None and integral and width > 1 and self.log_from is None and \
+            found[1] - found[0] + 1 <= FEW_CELLS and \
             (self.non_null is None or noisy[found[0]:found[1] + 1].sum() >= CONCENTRATED * self.non_null)
-        if found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
+        discrete = not integral and self._discrete(noisy, found, first, delta)
+        if discrete and self._labels(rest, delta):
+            return lo, hi, None, None
+        if discrete:
+            pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
+        elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
             # tied integers in a short range (years): one cell per integer over the support; its own support
             # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
             # heavy integers nor spread over empty ones
@@ -370,6 +386,40 @@ class ColumnDiscovery:
             new_lo, new_hi = new_lo + 0.5, new_hi - 0.5  # unit cells [k - 0.5, k + 0.5): bounds are integers
         self.learned.append(f"bounds [{new_lo:g}, {new_hi:g}] (noisy fine histogram)")
         return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float)), None
+
+    def _discrete(self, noisy: np.ndarray, found, budget: ColumnBudget, delta: float) -> bool:
+        """Whether a fine histogram shows few distinct numbers (:data:`DISCRETE_SHARE`; post-processing)."""
+        if found is None or delta <= 0 or self.hint.type is not None:
+            return False
+        spikes = np.flatnonzero(noisy >= budget.block_cut(1, noisy.size))
+        span = found[1] - found[0] + 1
+        if not 2 <= spikes.size <= min(self.spec.max_categories, span // 4):
+            return False
+        runs = 1 + int(np.count_nonzero(np.diff(spikes) > 1))
+        mass = float(np.clip(noisy[found[0]:found[1] + 1], 0, None).sum())
+        return runs >= DISCRETE_RUNS * spikes.size and float(noisy[spikes].sum()) >= DISCRETE_SHARE * mass
+
+    def _labels(self, budget: ColumnBudget, delta: float) -> bool:
+        """Partition selection over the values of a column of few distinct numbers (the rest of its budget): True
+        and :attr:`labels` set when the kept values hold :data:`DISCRETE_SHARE` of its noisy non-null rows."""
+        labels, counts = self.profile.value_counts()
+        if labels.size == 0:
+            counts = np.zeros(0, dtype=np.int64)
+        idx, noisy = budget.partition(counts, delta, what="rows per observed number (few distinct numbers)")
+        top = idx[: self.spec.max_categories]
+        held = float(np.clip(noisy[: len(top)], 0, None).sum())
+        if top.size < 2 or held < DISCRETE_SHARE * (self.non_null or held + 1.0):
+            self.learned.append(f"not few distinct numbers ({top.size} values by partition selection hold about "
+                                f"{held:.0f} rows): binned from the first fine histogram")
+            return False
+        values = pd.to_numeric(pd.Series(labels[top], dtype=object), errors="coerce").to_numpy(dtype=float)
+        order = np.argsort(values, kind="stable")  # in numeric order (text, if any was kept, last)
+        self.labels = [str(x) for x in labels[top][order]]
+        self.evidence.labels, self.evidence.label_sd = tuple(self.labels), budget.sd
+        self.evidence.label_counts = np.asarray(noisy[: len(top)], dtype=float)[order]
+        self.learned.append(f"few distinct numbers (isolated fine cells): categorical over its {top.size} values "
+                            "kept by partition selection (each decodes exactly)")
+        return True
 
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
         self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)
