@@ -17,7 +17,8 @@ Per table and seed, at the same total ε (default 1) and δ (default 1e-6), each
   neutral binning) and uniform (over the bins the real table occupies).
 
 Rows are judged on their RAW values in the neutral binning of ``benchmarks/neutral.py``, chosen from the real
-table only (never from either release's schema): 1-way TV, mean 2-way marginal L1 over all pairs, mean 3-way
+table only (never from either release's schema), on the columns the hand-written schema keeps (what a steward
+leaves out, identifiers, generated names, free text, is judged in neither arm): 1-way TV, mean 2-way marginal L1 over all pairs, mean 3-way
 L1 over 200 triples drawn with a fixed seed. Identifier and free-text columns (text that is mostly unique, or
 whose 20 most frequent values hold under 10 % of the rows) are left out of the judging for both releases and
 listed. These figures read the
@@ -225,6 +226,10 @@ def bench_table(table: Table, *, seeds: list[int], epsilon: float, delta: float,
         work = Path(tmp)
         path, real = _prepare(table, work)
         keep, skip = judged_columns(real)
+        if config.exists():  # what the steward's schema leaves out (ids, names, free text) is judged in neither arm
+            steward = set((yaml.safe_load(config.read_text()).get("schema") or {}).get("columns") or {})
+            skip += [c for c in keep if c not in steward]
+            keep = [c for c in keep if c in steward]
         judge = Judge.from_real(real[keep], triples=triples, seed=0)
         result = {"table": table.name, "role": table.role, "rows": len(real), "columns": real.shape[1],
                   "judged_columns": len(keep), "left_out": skip, "epsilon": epsilon, "delta": delta,
