@@ -8,10 +8,22 @@ export COLUMNS := 100
 
 .PHONY: install spark demo demo-discover test test-slow lint layers docs mutants bench bench-quick bench-papers clean
 
+# Bytecode is written lazily, by the first process that imports a module: `pip install --no-compile` skips
+# compiling ~6,500 library files of which the tests import a fraction (about half the install time), and a
+# PYTHONDONTWRITEBYTECODE inherited from the caller would make every test process (pytest's workers, each
+# `python -m dpsynth` subprocess) compile pandas, scipy and dpsynth again from source.
+unexport PYTHONDONTWRITEBYTECODE
+# The spark extra comes with the first install wherever Java exists: one resolver pass and one editable
+# build, not a second `pip install` for `make spark`.
+HAVE_JAVA := $(shell { command -v java || { [ -n "$$JAVA_HOME" ] && [ -x "$$JAVA_HOME/bin/java" ]; }; } >/dev/null 2>&1 \
+                && echo yes)
+comma     := ,
+EXTRAS    := $(if $(HAVE_JAVA),dev$(comma)spark,dev)
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(PIP_INSTALL) -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -48,12 +60,14 @@ demo-discover: $(STAMP)
 # The spark engine's tests run in `make test` wherever Java exists: install the spark extra then
 # (once); without Java they skip, saying why.
 spark: $(STAMP)
-	@if command -v java >/dev/null 2>&1 || [ -x "$$JAVA_HOME/bin/java" ]; then \
-	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[dev,spark]'; \
+	@if [ -n "$(HAVE_JAVA)" ]; then \
+	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(PIP_INSTALL) -e '.[dev,spark]'; \
 	else echo "make: no java: the spark engine tests will be skipped"; fi
 
-test: $(STAMP) spark layers  # two workers (pytest-xdist): the machine has 2 cores; every test is process-safe
-	$(BIN)/python -m pytest -q -m "not slow" -n 2
+# two workers (pytest-xdist): the machine has 2 cores; every test is process-safe.  --dist loadgroup keeps the
+# Spark tests on one worker (one JVM, one session start; tests/conftest.py groups them), the rest test by test.
+test: $(STAMP) spark layers
+	$(BIN)/python -m pytest -q -m "not slow" -n 2 --dist loadgroup
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
