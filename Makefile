@@ -64,10 +64,8 @@ spark: $(STAMP)
 	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(PIP_INSTALL) -e '.[dev,spark]'; \
 	else echo "make: no java: the spark engine tests will be skipped"; fi
 
-# two workers (pytest-xdist): the machine has 2 cores; every test is process-safe.  --dist loadgroup keeps the
-# Spark tests on one worker (one JVM, one session start; tests/conftest.py groups them), the rest test by test.
-test: $(STAMP) spark layers
-	$(BIN)/python -m pytest -q -m "not slow" -n 2 --dist loadgroup
+test: $(STAMP) spark layers  # two workers (pytest-xdist): the machine has 2 cores; every test is process-safe
+	$(BIN)/python -m pytest -q -m "not slow" -n 2
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

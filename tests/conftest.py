@@ -90,3 +90,21 @@ def spark():
     session.sparkContext.setLogLevel("OFF")
     yield session
     session.stop()
+
+
+# The longest tests are documentation walk-throughs and the Spark tests (the first one starts the session): one
+# of them started last keeps a worker busy while the other has nothing left.  Sent first (pytest-xdist's load
+# scheduling hands tests out in collection order), they overlap the short tests.
+_LONG_FIRST = ("tests/test_batch_doc.py", "tests/test_readme.py", "tests/test_python_api_doc.py",
+               "tests/test_benchmarks_smoke.py", "tests/test_fuzz_config.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Spark tests, then the long walk-throughs, then the rest (longest first: the shortest tail)."""
+
+    def rank(item) -> int:
+        if "spark" in getattr(item, "fixturenames", ()):
+            return 0
+        return 1 if item.nodeid.split("::")[0] in _LONG_FIRST else 2
+
+    items.sort(key=rank)  # stable: the order within each rank is pytest's
