@@ -1,0 +1,126 @@
+"""High-probability bounds on the L1 norm of a mechanism's noise vector (public: a function of its scale).
+
+A noisy marginal y = M(D) + z over k cells has noise z of known distribution: Gaussian of standard
+deviation σ (zCDP, :func:`~dpsynth.privacy.mechanisms.gaussian_mechanism`) or Laplace of scale b (pure ε,
+:func:`~dpsynth.privacy.mechanisms.laplace_mechanism`), or their integer versions (discrete Gaussian
+N_Z(0, σ²), two-sided geometric with P(z) ∝ exp(−|z|/b)) at the same parameter.  A marginal of fewer
+cells obtained by summing the measured one (a projection) has noise whose cells are sums of ``merged``
+i.i.d. draws.  :func:`l1_quantile` returns a number q with
+
+    P(‖z‖₁ > q) ≤ α
+
+for every one of these variants at once, so a report need not know which of the pair was drawn.
+
+Method: the Chernoff bound (e.g. Boucheron, Lugosi & Massart 2013, §2.2): for every λ > 0,
+P(Σ_j |S_j| ≥ t) ≤ exp(k·log E e^{λ|S|} − λt), so t(λ) = (k·log E e^{λ|S|} + ln(1/α))/λ is a valid
+(1 − α) bound for each λ, and we take the smallest over a fixed grid of λ (any grid point gives a valid
+bound; the grid only costs tightness).  E e^{λ|S|} is bounded by the larger over the continuous and the
+discrete variant of
+
+* continuous Gaussian (exact): E e^{λ|S|} = 2·exp(mλ²σ²/2)·Φ(λσ√m) for S ~ N(0, mσ²);
+* Laplace, discrete Gaussian, discrete Laplace: the smaller of M_abs(λ)^m (|S| ≤ Σ|Z_i|) and a bound
+  from M(λ)^m by symmetry (:func:`_sum_bound`); M(λ) = E e^{λZ} and M_abs(λ) = E e^{λ|Z|} are closed forms for the two
+  Laplace variants (1/(1 − λ²b²) and 1/(1 − λb); with a = e^{−1/b}: (1−a)²/((1−ae^λ)(1−ae^{−λ})) and
+  (1−a)(1+ae^λ)/((1+a)(1−ae^λ))) and exact sums over the integers for the discrete Gaussian.
+
+For m = 1 this is the exact Chernoff bound of each variant: for continuous Laplace noise, ‖z‖₁ is
+Gamma(k, b) distributed and the bound is the Chernoff bound of the Gamma tail (within a few percent of its
+exact quantile for k ≥ 10, tests/privacy/test_tails.py); for Gaussian noise it is at most AIM's
+E + σ·sqrt(2k·ln(1/α)) (McKenna et al. 2022, §5, E = kσ·sqrt(2/π)).  No data is read here.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import log_ndtr
+
+__all__ = ["NOISE_KINDS", "l1_quantile", "laplace_count_quantile"]
+
+NOISE_KINDS = ("gaussian", "laplace")
+_U_GAUSS = np.geomspace(1e-3, 6.0, 240)  # λ·σ√m
+_U_LAP = np.unique(np.concatenate([np.geomspace(1e-4, 0.9, 200), 1.0 - np.geomspace(1e-6, 0.1, 60)]))  # λ·b
+
+
+def _discrete_gaussian(sigma: float, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(log E e^{λZ}, log E e^{λ|Z|}, P(Z = 0)) for Z ~ N_Z(0, σ²), summed over |z| ≤ σ(λσ + 14) + 2 (the
+    rest of the sum is below e^{-98} of it; the normaliser is summed over the same range, which only raises
+    all three)."""
+    top = int(math.ceil(sigma * (float(lam.max()) * sigma + 14.0))) + 2
+    z = np.arange(0, top + 1, dtype=float)
+    w = np.exp(-z * z / (2.0 * sigma * sigma))
+    w[1:] *= 2.0  # ±z
+    norm = w.sum()
+    signed = np.empty(lam.size)
+    absolute = np.empty(lam.size)
+    for lo in range(0, lam.size, 40):  # loop over chunks of λ (memory: cells × 40)
+        part = lam[lo:lo + 40, None] * z[None, :]
+        shift = part.max(axis=1)
+        e_pos = np.exp(part - shift[:, None])
+        absolute[lo:lo + 40] = shift + np.log(e_pos @ w / norm)
+        cosh = 0.5 * (e_pos + np.exp(-part - shift[:, None]))  # cosh(λz)·e^{-shift}
+        signed[lo:lo + 40] = shift + np.log(cosh @ w / norm)
+    return signed, absolute, 1.0 / norm
+
+
+def _sum_bound(lam, log_signed, log_abs, p0: float, sd: float, m: float) -> np.ndarray:
+    """Upper bound of log E e^{λ|S|}, S a sum of m i.i.d. symmetric Z (log E e^{λZ} = ``log_signed``,
+    log E e^{λ|Z|} = ``log_abs``, P(Z = 0) ≤ ``p0``, sd(Z) ≤ ``sd``): the smaller of m·log E e^{λ|Z|}
+    (|S| ≤ Σ|Z_i|) and, by symmetry and Jensen on {S ≤ 0},
+    E e^{λ|S|} = 2M − 2E[e^{λS}; S ≤ 0] + P(S = 0) ≤ 2M − (1 + p0)·exp(−λ·sd·√m/(1 + p0)) + p0,
+    M = E e^{λS} (P(S ≤ 0) = (1 + P(S=0))/2, E|S| ≤ sd·√m, P(S = 0) ≤ max_z P(Z = z) = P(Z = 0); the
+    right-hand side increases with p0 and sd, so upper bounds of both may be used)."""
+    big = m * log_signed
+    c = (1.0 + p0) * np.exp(-lam * sd * math.sqrt(m) / (1.0 + p0)) - p0
+    return np.minimum(m * log_abs, big + np.log(2.0 - c * np.exp(-big)))
+
+
+@lru_cache(maxsize=4096)
+def _log_mgf(noise: str, scale: float, merged: int) -> tuple[np.ndarray, np.ndarray]:
+    """(λ grid, upper bound of log E e^{λ|S|}) for S a sum of ``merged`` i.i.d. noises, the larger over the
+    continuous and the discrete variant (module docstring)."""
+    m = float(merged)
+    if noise == "gaussian":
+        s = scale * math.sqrt(m)
+        lam = _U_GAUSS / s
+        cont = math.log(2.0) + 0.5 * (lam * s) ** 2 + log_ndtr(lam * s)  # exact: S ~ N(0, mσ²)
+        signed, absolute, p0 = _discrete_gaussian(scale, lam)
+        return lam, np.maximum(cont, _sum_bound(lam, signed, absolute, p0, scale, m))
+    if noise != "laplace":
+        raise ValueError(f"noise must be one of {NOISE_KINDS}, got {noise!r}")
+    a = math.exp(-1.0 / scale)
+    lam = _U_LAP / scale  # λ·b < 1: the continuous MGFs are finite
+    lam = lam[a * np.exp(lam) < 1.0]  # and the discrete ones
+    u, ae = lam * scale, a * np.exp(lam)
+    cont = _sum_bound(lam, -np.log1p(-u * u), -np.log1p(-u), 0.0, math.sqrt(2.0) * scale, m)
+    d_abs = math.log1p(-a) - math.log1p(a) + np.log1p(ae) - np.log1p(-ae)
+    d_signed = 2.0 * math.log1p(-a) - np.log1p(-ae) - np.log1p(-a * np.exp(-lam))
+    disc = _sum_bound(lam, d_signed, d_abs, (1.0 - a) / (1.0 + a), math.sqrt(2.0 * a) / (1.0 - a), m)
+    return lam, np.maximum(cont, disc)
+
+
+def l1_quantile(noise: str, scale: float, cells: int, *, alpha: float, merged: int = 1) -> float:
+    """q with P(Σ_{j<cells} |S_j| > q) ≤ α, S_j sums of ``merged`` i.i.d. noises (module docstring).
+
+    ``noise``: ``"gaussian"`` (``scale`` = σ, continuous or discrete) or ``"laplace"`` (``scale`` = b,
+    continuous or two-sided geometric).  A function of public parameters only.
+    """
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if cells < 1 or merged < 1:
+        raise ValueError("cells and merged must be >= 1")
+    lam, log_m = _log_mgf(noise, float(scale), int(merged))
+    return float(np.min((cells * log_m + math.log(1.0 / alpha)) / lam))
+
+
+def laplace_count_quantile(scale: float, *, alpha: float) -> float:
+    """t with P(|Z| > t) ≤ α for Z the noise of the noisy row count: the smallest integer t ≥ 0 that holds
+    for the two-sided geometric of scale b (P(|Z| > t) = 2a^{t+1}/(1 + a), a = e^{−1/b}), and at least the
+    continuous Laplace's exact quantile b·ln(1/α)."""
+    a = math.exp(-1.0 / scale)
+    t = max(0, math.ceil(math.log(alpha * (1.0 + a) / 2.0) / math.log(a) - 1.0))
+    return float(max(t, scale * math.log(1.0 / alpha)))
