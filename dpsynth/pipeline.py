@@ -19,6 +19,7 @@ import pandas as pd
 
 from dpsynth.algorithms import AlgorithmContext, get_algorithm
 from dpsynth.algorithms.base import NoisyMarginal
+from dpsynth.algorithms.bounds import release_bounds
 from dpsynth.config import Config
 from dpsynth.data.counts import ArrayCounts, Counts
 from dpsynth.data.discretize import Decoded, check_columns, column_numbers, encode
@@ -338,6 +339,8 @@ def release_from_counts(
         assert codes is not None, "an algorithm returns a model or rows"
         fitted = _records_model(codes, config.domain.sizes)
     report["decode"] = decision.to_dict()
+    report["error_bounds"] = release_bounds(config.algorithm, out, config.marginals, config.domain, n=n,
+                                            n_epsilon=None if config.privacy.n_public else config.privacy.n_epsilon)
     model = ReleasedModel(used, fitted, list(out.marginals), privacy=report["privacy"], ledger=report["ledger"],
                           fine=fine)
     report["model"] = {"sha256": model.sha256, "kind": fitted.kind}

@@ -314,6 +314,38 @@ def _guarantee_lines(p: dict) -> list[str]:
     ]
 
 
+_MAX_SHOWN = 30
+"""``report show`` prints bounds per marginal up to this many workload marginals, per class beyond."""
+
+
+def _fmt(bound) -> str:
+    return "no bound" if bound is None else f"{bound:.4f}"
+
+
+def _bound_lines(bounds: dict | None) -> list[str]:
+    """The error-bounds section: per marginal (up to :data:`_MAX_SHOWN`) or per class (marginal order)."""
+    if bounds is None:
+        return []
+    level = f"{bounds['level']:.0%}"
+    if not bounds["available"]:
+        return ["", "## Error bounds", f"- no bound: {bounds['reason']}"]
+    lines = ["", "## Error bounds",
+             f"L1 distance between the true and the model's normalised marginal is at most the bound with "
+             f"probability >= {level} for each marginal (computed from mechanism outputs only; rows' sampling "
+             "error not included)."]
+    listed = bounds.get("marginals")
+    if listed is not None and len(listed) <= _MAX_SHOWN:
+        lines += ["| marginal | bound | level | measured |", "|---|---|---|---|"]
+        lines += [f"| {', '.join(m['marginal'])} | {_fmt(m['bound'])} | {level} | {m['measured']} |" for m in listed]
+    else:
+        lines += ["| class | marginals | bounded | median bound | max bound | level |", "|---|---|---|---|---|---|"]
+        lines += [f"| {c['class']} | {c['marginals']} | {c['bounded']} | {_fmt(c['median_bound'])} | "
+                  f"{_fmt(c['max_bound'])} | {level} |" for c in bounds["classes"]]
+    if "reason_unbounded" in bounds:
+        lines.append(f"- {bounds['reason_unbounded']}")
+    return lines
+
+
 def summarize(report: dict) -> str:
     """A Markdown summary of a report for a privacy officer: what, guarantee, budget, public, warnings."""
     p, alg, out = report["privacy"], report["algorithm"], report["output"]
@@ -342,6 +374,7 @@ def summarize(report: dict) -> str:
     for (stage, mech), charges in stages.items():
         total = exact_sum([c["epsilon"] for c in charges])
         lines.append(f"| {stage} | {mech} | {len(charges)} | {sum(c['count'] for c in charges):,} | {float(total):.4g} |")
+    lines += _bound_lines(report.get("error_bounds"))
     lines += ["", "## Public (not protected)", *[f"- {x}" for x in p["public_information"]],
               f"- n: {p['n']['statement']}", "", "## Warnings"]
     lines += [f"- {w}" for w in report["warnings"]] or ["- none"]

@@ -310,4 +310,5 @@ SPEC = AlgorithmSpec(
     preflight=preflight,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
     budget_plan=budget_plan,
+    no_error_bounds=None,
 )

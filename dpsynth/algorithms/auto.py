@@ -194,4 +194,5 @@ SPEC = AlgorithmSpec(
     workload=frozenset({"marginals"}),
     audit_params=({},),
     budget_plan=budget_plan,
+    no_error_bounds=None,
 )

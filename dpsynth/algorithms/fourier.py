@@ -460,4 +460,6 @@ SPEC = AlgorithmSpec(
     audit_params=({}, {"noise": "continuous", "fit": "mw"}),
     preflight=preflight,
     budget_plan=budget_plan,
+    no_error_bounds=("its noise is on Fourier coefficients shared by all marginals, made consistent by a solver: "
+                    "no per-marginal measurement, so no error bound is given"),
 )

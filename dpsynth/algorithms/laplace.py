@@ -126,4 +126,5 @@ SPEC = AlgorithmSpec(
     audit_params=({}, {"noise": "continuous"}, {"noise": "snapping"}),
     preflight=synthesis_preflight,
     budget_plan=budget_plan,
+    no_error_bounds=None,
 )

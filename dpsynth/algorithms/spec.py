@@ -47,6 +47,10 @@ class PlannedStage:
         return self.epsilon is not None
 
 
+NO_BOUNDS = ("its noise is not a per-marginal measurement of the counts with a known distribution, so no error "
+             "bound follows from its outputs")
+
+
 def _basic(params: Any, privacy: Any) -> Composition:
     return BasicComposition()
 
@@ -74,6 +78,9 @@ class AlgorithmSpec:
       without data (``counts`` is ``None``; the ledger holds the charges made before the algorithm, e.g.
       the row count; ``n`` is a public figure).  ``dpsynth plan`` prints it; a test checks it against
       the ledger of real releases.
+    * ``no_error_bounds``: why the report gives no error bounds for this algorithm, or ``None`` when it
+      does (its released marginals are per-marginal measurements with Gaussian or Laplace noise of the
+      recorded scale, and its model can be projected: :mod:`dpsynth.algorithms.bounds`).
     """
 
     name: str
@@ -87,6 +94,7 @@ class AlgorithmSpec:
     check_workload: Callable[[Any, Any, Any], None] | None = None
     needs_delta: Callable[[Mapping[str, Any]], bool] = field(default=lambda raw: False)
     budget_plan: Callable[[Any, Any], list[PlannedStage] | None] | None = None
+    no_error_bounds: str | None = NO_BOUNDS
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

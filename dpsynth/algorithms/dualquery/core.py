@@ -580,4 +580,6 @@ SPEC = AlgorithmSpec(
     audit_params=({}, {"accounting": "advanced"}, {"accounting": "zcdp"}, {"free_attributes": "uniform"}),
     needs_delta=lambda raw: raw.get("accounting") in ("advanced", "thm43", "zcdp"),
     budget_plan=budget_plan,
+    no_error_bounds=("its release is a set of rows chosen by sampled best responses: no noisy per-marginal "
+                    "measurement, so no error bound follows from its outputs"),
 )

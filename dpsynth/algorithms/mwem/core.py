@@ -261,5 +261,6 @@ SPEC = AlgorithmSpec(
     preflight=preflight,
     check_workload=check_workload,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
+    no_error_bounds=None,
     budget_plan=budget_plan,
 )
