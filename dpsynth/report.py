@@ -319,7 +319,9 @@ _MAX_SHOWN = 30
 
 
 def _fmt(bound) -> str:
-    return "no bound" if bound is None else f"{bound:.4f}"
+    if bound is None:
+        return "no bound"
+    return "2 (vacuous)" if bound >= 2 else f"{bound:.4f}"
 
 
 def _bound_lines(bounds: dict | None) -> list[str]:

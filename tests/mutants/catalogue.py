@@ -602,3 +602,19 @@ MUTANTS += [
          new="            noisy = geometric_mechanism(true, sensitivity=1.0, epsilon=part, **kw)\n",
          tests=T_FINE),
 ]
+
+BOUNDS_AT = "dpsynth/pipeline.py"
+T_BOUNDS = ["tests/privacy/test_replay.py::test_coupled_replay_error_bounds"]
+MUTANTS += [
+    dict(id="bounds-from-true-counts", file=BOUNDS_AT,
+         why="the report's error bounds computed from the true marginals instead of the released noisy ones",
+         old="    report[\"error_bounds\"] = release_bounds(config.algorithm, out, config.marginals,",
+         new="    report[\"error_bounds\"] = release_bounds(config.algorithm, replace(out, marginals=[replace(m, "
+             "values=np.asarray(counts.marginal(m.attrs), dtype=float)) for m in out.marginals]), config.marginals,",
+         tests=T_BOUNDS),
+    dict(id="bounds-true-n", file=BOUNDS_AT,
+         why="with n private, the error bounds normalise by the true row count instead of the noisy one",
+         old="config.marginals, config.domain, n=n,\n",
+         new="config.marginals, config.domain, n=float(counts.n),\n",
+         tests=T_BOUNDS),
+]
