@@ -23,10 +23,13 @@ discrete variant of
   Laplace variants (1/(1 − λ²b²) and 1/(1 − λb); with a = e^{−1/b}: (1−a)²/((1−ae^λ)(1−ae^{−λ})) and
   (1−a)(1+ae^λ)/((1+a)(1−ae^λ))) and exact sums over the integers for the discrete Gaussian.
 
-For m = 1 this is the exact Chernoff bound of each variant: for continuous Laplace noise, ‖z‖₁ is
-Gamma(k, b) distributed and the bound is the Chernoff bound of the Gamma tail (within a few percent of its
-exact quantile for k ≥ 10, tests/privacy/test_tails.py); for Gaussian noise it is at most AIM's
-E + σ·sqrt(2k·ln(1/α)) (McKenna et al. 2022, §5, E = kσ·sqrt(2/π)).  No data is read here.
+For Laplace noise and m = 1 the quantile is exact instead: ‖z‖₁ is Gamma(k, b) distributed for continuous
+noise (its quantile by ``scipy.special.gammaincinv``), and for the two-sided geometric a binomial mixture
+of negative binomials (:func:`_geometric_l1_quantile`, up to 2,000 cells; the Chernoff bound beyond); the
+larger of the two is returned.  For Gaussian
+noise the Chernoff bound is at most AIM's E + σ·sqrt(2k·ln(1/α)) (McKenna et al. 2022, §5, E =
+kσ·sqrt(2/π)), the bound that uses the sqrt(k)σ-Lipschitz L1 norm's Gaussian concentration.  No data is
+read here.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy import stats
+from scipy.special import gammaincinv, log_ndtr
 
 __all__ = ["NOISE_KINDS", "l1_quantile", "laplace_count_quantile"]
 
@@ -114,7 +118,41 @@ def l1_quantile(noise: str, scale: float, cells: int, *, alpha: float, merged: i
     if cells < 1 or merged < 1:
         raise ValueError("cells and merged must be >= 1")
     lam, log_m = _log_mgf(noise, float(scale), int(merged))
-    return float(np.min((cells * log_m + math.log(1.0 / alpha)) / lam))
+    chernoff = float(np.min((cells * log_m + math.log(1.0 / alpha)) / lam))
+    if noise == "laplace" and merged == 1:  # exact quantiles of both variants
+        exact = _geometric_l1_quantile(scale, cells, alpha, chernoff) if cells <= _EXACT_CELLS else chernoff
+        return max(float(gammaincinv(cells, 1.0 - alpha)) * scale, exact)
+    return chernoff
+
+
+_EXACT_CELLS = 2000
+"""Up to this many cells the geometric's quantile is computed exactly (beyond, the Chernoff bound is within a
+few percent of it and the exact sum costs a second per call)."""
+
+
+@lru_cache(maxsize=4096)
+def _geometric_l1_quantile(scale: float, cells: int, alpha: float, upper: float) -> float:
+    """The exact (1 − α) quantile of Σ_{j<cells} |Z_j| for two-sided geometric Z of scale b (a = e^{−1/b}):
+    N = #{Z_j ≠ 0} ~ Binomial(cells, 2a/(1 + a)) and, given N, the sum is N plus a negative binomial
+    (N successes of probability 1 − a), so P(sum ≤ t) = Σ_N P(N)·P(NB(N, 1 − a) ≤ t − N); bisection over
+    the integers t ≤ ``upper`` (a bound already known to hold)."""
+    a = math.exp(-1.0 / scale)
+    count = np.arange(cells + 1)
+    weight = stats.binom.pmf(count, cells, 2.0 * a / (1.0 + a))
+
+    def cdf(t: int) -> float:
+        rest = t - count
+        inner = np.where(rest >= 0, stats.nbinom.cdf(np.maximum(rest, 0), np.maximum(count, 1), 1.0 - a), 0.0)
+        inner[0] = 1.0 if t >= 0 else 0.0  # N = 0: the sum is 0
+        return float(weight @ inner)
+
+    lo, hi = -1, int(math.ceil(upper))  # cdf(lo) < 1 − α <= cdf(hi)
+    if cdf(hi) < 1.0 - alpha:
+        return upper
+    while hi - lo > 1:  # bisection over integers
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if cdf(mid) >= 1.0 - alpha else (mid, hi)
+    return float(hi)
 
 
 def laplace_count_quantile(scale: float, *, alpha: float) -> float:
