@@ -1,0 +1,123 @@
+"""The report's error bounds (dpsynth.algorithms.bounds): the formula, its coverage, which releases carry them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dpsynth
+from dpsynth.algorithms.base import NoisyMarginal
+from dpsynth.algorithms.bounds import error_bounds, marginal_bound
+from dpsynth.config import parse_config
+from dpsynth.privacy.tails import l1_quantile, laplace_count_quantile
+from dpsynth.report import validate_report
+
+SIZES = (2, 3)
+TRUE = np.array([[400.0, 150.0, 50.0], [100.0, 200.0, 100.0]])  # n = 1,000
+
+
+class Fixed:
+    """A model that answers every marginal from one joint table (a stand-in for a fitted model)."""
+
+    def __init__(self, joint):
+        self.joint = np.asarray(joint, dtype=float)
+
+    def project(self, attrs):
+        axes = tuple(a for a in range(self.joint.ndim) if a not in attrs)
+        out = self.joint.sum(axis=axes)
+        return out.transpose([sorted(attrs).index(a) for a in attrs])
+
+
+def test_bound_is_the_residual_plus_the_noise_quantile_over_n():
+    y = TRUE + np.array([[3.0, -2.0, 0.0], [1.0, 4.0, -5.0]])
+    model = np.full(SIZES, 1000.0 / 6)
+    m = NoisyMarginal((0, 1), y, 2.0, "gaussian")
+    bound, source = marginal_bound((0, 1), [m], model / 1000.0, SIZES, n=1000.0, n_margin=0.0, alpha=0.05)
+    q = l1_quantile("gaussian", 2.0, 6, alpha=0.025)  # the first (only) measurement gets alpha/2
+    assert source == (0, 1)
+    assert bound == pytest.approx((np.abs(y - model).sum() + q) / 1000.0, rel=1e-12)
+
+
+def test_a_superset_is_summed_down_and_a_second_one_gets_a_quarter_of_alpha():
+    y1 = TRUE + 1.0
+    y2 = TRUE - 1.0
+    p_hat = TRUE.sum(axis=1) / 1000.0
+    first = NoisyMarginal((0, 1), y1, 50.0, "laplace")
+    second = NoisyMarginal((1, 0), y2.T, 3.0, "laplace")
+    bound, source = marginal_bound((0,), [first, second], p_hat, SIZES, n=1000.0, n_margin=0.0, alpha=0.05)
+    q2 = l1_quantile("laplace", 3.0, 2, alpha=0.05 / 4, merged=3)
+    assert source == (1, 0)
+    assert bound == pytest.approx((np.abs(y2.sum(axis=1) - TRUE.sum(axis=1)).sum() + q2) / 1000.0, rel=1e-12)
+
+
+def test_noisy_n_widens_the_bound_and_a_tiny_n_gives_the_trivial_two():
+    y = TRUE.copy()
+    m = NoisyMarginal((0, 1), y, 1.0, "gaussian")
+    p_hat = TRUE / 1000.0
+    public, _ = marginal_bound((0, 1), [m], p_hat, SIZES, n=1000.0, n_margin=0.0, alpha=0.05)
+    noisy, _ = marginal_bound((0, 1), [m], p_hat, SIZES, n=1000.0, n_margin=20.0, alpha=0.05)
+    q = l1_quantile("gaussian", 1.0, 6, alpha=0.025)
+    assert public == pytest.approx(q / 1000.0) and noisy == pytest.approx((q + 20.0) / 980.0)
+    assert marginal_bound((0, 1), [m], p_hat, SIZES, n=10.0, n_margin=20.0, alpha=0.05)[0] == 2.0
+
+
+def test_coverage_with_a_model_fitted_to_the_noise():
+    """The model is the noisy marginal clipped at 0 and normalised (it depends on the noise, as a fitted model
+    does).  R = 2,000 runs: the coverage of a valid 95 % bound falls below 0.95 − 6 standard errors = 0.921
+    with probability below 1e-9."""
+    rng = np.random.default_rng(7)
+    runs, hits = 2000, 0
+    sigma = 30.0
+    for _ in range(runs):  # loop over simulated releases
+        y = TRUE + rng.normal(0.0, sigma, SIZES)
+        p_hat = np.clip(y, 0, None) / np.clip(y, 0, None).sum()
+        m = NoisyMarginal((0, 1), y, sigma, "gaussian")
+        bound, _ = marginal_bound((0,), [m], p_hat.sum(axis=1), SIZES, n=1000.0, n_margin=0.0, alpha=0.05)
+        hits += np.abs(TRUE.sum(axis=1) / 1000.0 - p_hat.sum(axis=1)).sum() <= bound
+    assert hits / runs >= 0.95 - 6 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def test_section_lists_unmeasured_marginals_without_a_bound():
+    m = NoisyMarginal((0,), TRUE.sum(axis=1), 1.0, "laplace")
+    out = error_bounds([(0,), (0, 1)], ["a", "b"], SIZES, [m], Fixed(TRUE), n=1000.0, n_epsilon=0.5)
+    assert [r["measured"] for r in out["marginals"]] == ["yes", "no"]
+    assert out["marginals"][1] == {"marginal": ["a", "b"], "bound": None, "measured": "no", "from": None}
+    assert out["classes"][1] == {"class": "2-way", "marginals": 1, "bounded": 0, "median_bound": None,
+                                 "max_bound": None}
+    t = laplace_count_quantile(2.0, alpha=0.005)
+    q = l1_quantile("laplace", 1.0, 2, alpha=0.045 / 2)
+    assert out["marginals"][0]["bound"] == pytest.approx((q + t) / (1000.0 - t), abs=1e-6)
+    assert out["reason_unbounded"].startswith("1 workload marginal(s) are contained in no released marginal")
+
+
+def _raw(algorithm, params=None):
+    return {"schema": {"columns": {"color": {"type": "categorical", "categories": ["red", "green", "blue"]},
+                                   "flag": {"type": "categorical", "categories": [0, 1]},
+                                   "count": {"type": "integer", "lower": 1, "upper": 4}}},
+            "privacy": {"epsilon": 1.0, "n": "public", "delta": 1e-6},
+            "algorithm": {"name": algorithm, "params": params or {}},
+            "workload": {"marginals": {"k": 2}}, "decode": {"fine": "off"}}
+
+
+def test_an_auto_release_reports_bounds(tiny_table):
+    res = dpsynth.release(tiny_table, parse_config(_raw("auto")), rng=3)
+    validate_report(res.report)
+    bounds = res.report["error_bounds"]
+    assert bounds["available"] and bounds["level"] == 0.95
+    assert [m["marginal"] for m in bounds["marginals"]] == [["color", "flag"], ["color", "count"], ["flag", "count"]]
+    assert bounds["classes"][0]["class"] == "2-way" and bounds["classes"][0]["marginals"] == 3
+    assert all(m["bound"] is None or 0 < m["bound"] <= 2 for m in bounds["marginals"])
+
+
+def test_a_dualquery_release_reports_no_bound(tiny_table):
+    params = {"T": 3, "s": 4, "best_response": "local", "local_search": {"restarts": 1, "kicks": 2}}
+    raw = _raw("dualquery", params)
+    raw["privacy"] = {"epsilon": 1.0, "n": "public"}
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=3)
+    validate_report(res.report)
+    assert res.report["error_bounds"] == {
+        "available": False, "level": 0.95,
+        "reason": "dualquery: its release is a set of rows chosen by sampled best responses: no noisy per-marginal "
+                  "measurement, so no error bound follows from its outputs"}
