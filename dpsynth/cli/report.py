@@ -17,7 +17,7 @@ def report_show(
     report: Annotated[Path, typer.Argument(help="The report JSON written by dpsynth release.")],
     log_format: LogFormat = "text",
 ) -> None:
-    """Summarise a report: what was released, the guarantee (both neighbouring relations), budget per stage, what is public, warnings."""
+    """Summarise a report: what was released, the guarantee (both neighbouring relations), budget per stage, error bounds, what is public, warnings."""
     import jsonschema
 
     from dpsynth.errors import ConfigError, InputMissingError
