@@ -332,9 +332,9 @@ def _bound_lines(bounds: dict | None) -> list[str]:
     if not bounds["available"]:
         return ["", "## Error bounds", f"- no bound: {bounds['reason']}"]
     lines = ["", "## Error bounds",
-             f"L1 distance between the true and the model's normalised marginal is at most the bound with "
-             f"probability >= {level} for each marginal (computed from mechanism outputs only; rows' sampling "
-             "error not included)."]
+             (f"L1 distance between the true and the model's normalised marginal is at most the bound with "
+              f"probability >= {level} for each marginal (computed from mechanism outputs only; rows' sampling "
+              "error not included).")]
     listed = bounds.get("marginals")
     if listed is not None and len(listed) <= _MAX_SHOWN:
         lines += ["| marginal | bound | level | measured |", "|---|---|---|---|"]

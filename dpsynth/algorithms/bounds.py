@@ -39,6 +39,7 @@ the released model and public facts are read: no counts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ def marginal_bound(s: tuple[int, ...], measured: Sequence[NoisyMarginal], p_hat:
             continue
         j += 1
         y = _project_values(m, s, sizes)
-        merged = int(round(np.asarray(m.values).size / cells))
+        merged = round(np.asarray(m.values).size / cells)
         q = l1_quantile(m.noise, float(m.scale), cells, alpha=alpha / 2.0**j, merged=merged)
         residual = float(np.abs(y - n * p_hat).sum())
         low = n - n_margin
@@ -124,29 +125,31 @@ def error_bounds(workload, names, sizes, measured: Sequence[NoisyMarginal], mode
         n_margin, alpha_z = laplace_count_quantile(1.0 / n_epsilon, alpha=alpha_n), alpha - alpha_n
         n_text = (f"the noisy n (|noisy n - n| <= {n_margin:g} with probability >= {1 - alpha_n:g}, "
                   f"a share {N_SHARE:g} of the failure probability)")
-    rows = []
+    rows: list[dict[str, Any]] = []
+    found_bounds: list[float | None] = []
     for s in workload:  # loop over workload marginals
         s = tuple(int(a) for a in s)
         p_hat = _model_marginal(model, s)
         found = None if p_hat is None else marginal_bound(s, measured, p_hat, sizes, n=n, n_margin=n_margin,
                                                           alpha=alpha_z)
+        found_bounds.append(None if found is None else round(found[0], 6))
         rows.append({
             "marginal": [names[a] for a in s],
-            "bound": None if found is None else round(found[0], 6),
+            "bound": found_bounds[-1],
             "measured": "no" if found is None else ("yes" if set(found[1]) == set(s) else "superset"),
             "from": None if found is None else [names[a] for a in found[1]],
         })
     classes = []
-    for order in sorted({len(r["marginal"]) for r in rows}):  # loop over marginal orders
-        group = [r for r in rows if len(r["marginal"]) == order]
-        got = [r["bound"] for r in group if r["bound"] is not None]
-        classes.append({"class": f"{order}-way", "marginals": len(group), "bounded": len(got),
+    orders = [len(r["marginal"]) for r in rows]
+    for order in sorted(set(orders)):  # loop over marginal orders
+        got = [b for b, k in zip(found_bounds, orders) if k == order and b is not None]
+        classes.append({"class": f"{order}-way", "marginals": orders.count(order), "bounded": len(got),
                         "median_bound": float(np.median(got)) if got else None,
                         "max_bound": max(got) if got else None})
     out = {"available": True, "level": level, "statement": STATEMENT.format(n=n_text), "classes": classes}
     if len(rows) <= MAX_LISTED:
         out["marginals"] = rows
-    unbounded = sum(r["bound"] is None for r in rows)
+    unbounded = found_bounds.count(None)
     if unbounded:
         out["reason_unbounded"] = (f"{unbounded} workload marginal(s) are contained in no released marginal: no bound "
                                    "is given for them (the model's answer there is an extrapolation)")

@@ -52,7 +52,7 @@ def _discrete_gaussian(sigma: float, lam: np.ndarray) -> tuple[np.ndarray, np.nd
     """(log E e^{λZ}, log E e^{λ|Z|}, P(Z = 0)) for Z ~ N_Z(0, σ²), summed over |z| ≤ σ(λσ + 14) + 2 (the
     rest of the sum is below e^{-98} of it; the normaliser is summed over the same range, which only raises
     all three)."""
-    top = int(math.ceil(sigma * (float(lam.max()) * sigma + 14.0))) + 2
+    top = math.ceil(sigma * (float(lam.max()) * sigma + 14.0)) + 2
     z = np.arange(0, top + 1, dtype=float)
     w = np.exp(-z * z / (2.0 * sigma * sigma))
     w[1:] *= 2.0  # ±z
@@ -146,7 +146,7 @@ def _geometric_l1_quantile(scale: float, cells: int, alpha: float, upper: float)
         inner[0] = 1.0 if t >= 0 else 0.0  # N = 0: the sum is 0
         return float(weight @ inner)
 
-    lo, hi = -1, int(math.ceil(upper))  # cdf(lo) < 1 − α <= cdf(hi)
+    lo, hi = -1, math.ceil(upper)  # cdf(lo) < 1 − α <= cdf(hi)
     if cdf(hi) < 1.0 - alpha:
         return upper
     while hi - lo > 1:  # bisection over integers
