@@ -248,3 +248,16 @@ def test_bench_raw_runs_both_arms_on_a_tiny_table(tmp_path):
     assert row["b_l1_2way"] == runs["b"]["l1_2way"] and 0 < row["ind_l1_2way"] < row["unif_l1_2way"]
     table_md = bench_raw.markdown([row])
     assert "| tiny (400 × 4) |" in table_md and f"| tiny | {runs['a+']['exit']} |" in table_md
+
+
+def test_bench_bounds_scores_one_release():
+    """bench_bounds on NLTCS's first 4 columns (auto, ε = 1, one seed): every bounded marginal gets its true
+    L1 error; the summary's coverage is a fraction and the bound/true ratio positive."""
+    from benchmarks import bench_bounds
+    from benchmarks.peers.scoring import load_table
+
+    rows = bench_bounds.run_one(load_table("nltcs"), 4, "auto", 1.0, 0)
+    assert rows and all(set(r) == set(bench_bounds.FIELDS) for r in rows)
+    assert all(0 < r["bound"] <= 2 and 0 <= r["true_l1"] <= 2 for r in rows)
+    s = bench_bounds.summary(rows)
+    assert s["pairs"] == len(rows) and 0 <= s["coverage"] <= 1 and s["median_ratio"] > 0
