@@ -58,19 +58,20 @@ def _discrete_gaussian(sigma: float, lam: np.ndarray) -> tuple[np.ndarray, np.nd
     top = math.ceil(sigma * (float(lam.max()) * sigma + 14.0)) + 2
     lam = lam[::max(1, math.ceil((top + 1) * lam.size / 1e6))]
     z = np.arange(0, top + 1, dtype=float)
-    w = np.exp(-z * z / (2.0 * sigma * sigma))
-    w[1:] *= 2.0  # ±z
-    norm = w.sum()
+    log_w = -z * z / (2.0 * sigma * sigma)
+    log_w[1:] += math.log(2.0)  # ±z
+    log_norm = float(np.logaddexp.reduce(log_w))
     signed = np.empty(lam.size)
     absolute = np.empty(lam.size)
     step = max(1, 2_000_000 // z.size)  # λ values per chunk: about 16 MB per array
-    for lo in range(0, lam.size, step):  # loop over chunks of λ
+    for lo in range(0, lam.size, step):  # loop over chunks of λ (log-sum-exp: no underflow for tiny σ)
         part = lam[lo:lo + step, None] * z[None, :]
-        shift = part.max(axis=1)
-        e_pos = np.exp(part - shift[:, None])
-        absolute[lo:lo + step] = shift + np.log(e_pos @ w / norm)
-        cosh = 0.5 * (e_pos + np.exp(-part - shift[:, None]))  # cosh(λz)·e^{-shift}
-        signed[lo:lo + step] = shift + np.log(cosh @ w / norm)
+        up, down = log_w + part, log_w - part
+        shift = up.max(axis=1, keepdims=True)
+        absolute[lo:lo + step] = shift[:, 0] + np.log(np.exp(up - shift).sum(axis=1)) - log_norm
+        both = np.exp(up - shift).sum(axis=1) + np.exp(down - shift).sum(axis=1)  # 2·Σ w·cosh(λz)·e^{-shift}
+        signed[lo:lo + step] = shift[:, 0] + np.log(0.5 * both) - log_norm
+    norm = math.exp(log_norm)
     return lam, signed, absolute, 1.0 / norm
 
 
@@ -119,9 +120,8 @@ def _log_mgf(noise: str, scale: float, merged: int) -> tuple[np.ndarray, np.ndar
     if noise != "laplace":
         raise ValueError(f"noise must be one of {NOISE_KINDS}, got {noise!r}")
     a = math.exp(-1.0 / scale)
-    lam = _U_LAP / scale  # λ·b < 1: the continuous MGFs are finite
-    lam = lam[a * np.exp(lam) < 1.0]  # and the discrete ones
-    u, ae = lam * scale, a * np.exp(lam)
+    lam = _U_LAP / scale  # λ·b < 1: the continuous MGFs are finite, and the discrete ones (a·e^λ < 1)
+    u, ae = lam * scale, np.exp(lam - 1.0 / scale)  # a·e^λ without overflow
     cont = _sum_bound(lam, -np.log1p(-u * u), -np.log1p(-u), 0.0, math.sqrt(2.0) * scale, m)
     d_abs = math.log1p(-a) - math.log1p(a) + np.log1p(ae) - np.log1p(-ae)
     d_signed = 2.0 * math.log1p(-a) - np.log1p(-ae) - np.log1p(-a * np.exp(-lam))
