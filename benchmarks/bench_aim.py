@@ -16,11 +16,19 @@ import argparse
 import csv
 import dataclasses
 import json
+import os
 from pathlib import Path
 
-from benchmarks.grid import DATASETS
+from benchmarks.grid import DATASETS, ROOT, Dataset
 from benchmarks.peers import releases
 from benchmarks.peers.scoring import KWayScorer, load_table
+
+RAW = Path(os.environ.get("DPSYNTH_RAW_DATA", "/work/rawdata"))
+EXTRA = {
+    # a wide development table (47 columns; benchmarks/raw_configs): 500 sampled 3-way marginals are scored
+    "star": Dataset(name="star", config=ROOT / "benchmarks" / "raw_configs" / "star.yaml", data=RAW / "star.csv",
+                    eval_sample=500),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     params = json.loads(a.params)
     for name in a.datasets.split(","):
+        if name in EXTRA:
+            DATASETS.setdefault(name, EXTRA[name])
         table = load_table(name)
         scorer = KWayScorer(table.codes, table.sizes, sample=DATASETS[name].eval_sample, seed=0)
         for eps in [float(x) for x in a.eps.split(",")]:

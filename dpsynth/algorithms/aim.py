@@ -48,7 +48,7 @@ from typing import Literal, cast
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
-from dpsynth.algorithms.mwem_pgm import _label, _measure, merged_cells
+from dpsynth.algorithms.mwem_pgm import _label, _measure, model_bounds, projections
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.base import Model
@@ -242,15 +242,15 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     selected: list[str] = []
     grown = t = 0
     limits: list[int] = []
+    bounds: dict = {}
     while cands:  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
         sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
         spent_share = 1.0 - budget.left / start  # after this round: public
         limit = max(int(spent_share * params.model_cells), model.cells)
-        structure: dict = {}
-        allowed = [i for i, c in enumerate(cands) if merged_cells(model, c, structure) <= limit]
+        allowed = [i for i, b in enumerate(model_bounds(model, cands, bounds)) if b <= limit]
         limits.append(limit)
-        est = [model.project(cands[i]) for i in allowed]
+        est = projections(model, [cands[i] for i in allowed])
         w = weight[allowed]
         errors = np.array([np.abs(true[cands[i]] - e).sum() for i, e in zip(allowed, est)])
         scores = w * (errors - _SQRT_2_PI * sd * cells[allowed])

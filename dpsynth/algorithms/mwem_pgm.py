@@ -59,7 +59,7 @@ from dpsynth.privacy.mechanisms import (
     laplace_mechanism,
 )
 
-__all__ = ["budget_plan_pgm", "candidates", "fit_pgm", "merged_cells", "round_budget"]
+__all__ = ["budget_plan_pgm", "candidates", "fit_pgm", "merged_cells", "model_bounds", "projections", "round_budget"]
 
 _SQRT_2_PI = math.sqrt(2.0 / math.pi)
 
@@ -76,10 +76,18 @@ def candidates(workload, one_way_done: bool = True) -> list[tuple[int, ...]]:
 
 
 def merged_cells(model: GraphicalModel, attrs, cache: dict | None = None) -> int:
-    """Upper bound on the model's cells once ``attrs`` is measured: merge the cliques of the
-    subtree joining the attributes (and ``attrs`` itself) into one clique (public structure).
+    """Upper bound on the model's cells once ``attrs`` is measured (public: the structure only), the smaller of
+    two junction trees that hold ``attrs`` in one clique:
 
-    ``cache``: a dict kept for one model structure (rooted tree, cells, attribute → clique).
+    * *merge*: the cliques of the subtree joining the attributes (and ``attrs``) become one clique;
+    * *route*: for a clique r chosen as the meeting point, each attribute a of ``attrs`` not in r is added to
+      the cliques on the tree path from the clique holding a nearest to r, up to r (the cliques holding a stay
+      a connected subtree, so the tree stays a junction tree), minimised over r in the joining subtree and the
+      cliques holding an attribute of ``attrs``.
+
+    Merging a long path multiplies the sizes of all its cliques; routing multiplies each path clique by the
+    one or two values carried through it (Adult, all 3-way marginals: routing allows most candidates the
+    merge bound rejected at the same ``model_cells``).  ``cache``: a dict kept for one model structure.
     """
     cache = {} if cache is None else cache
     if not cache:
@@ -88,13 +96,48 @@ def merged_cells(model: GraphicalModel, attrs, cache: dict | None = None) -> int
         cache["depth"] = {i: model._depth(i, parent) for i in parent}
         cache["sizes"] = [math.prod(model.shape(c)) for c in model.cliques]
         cache["home"] = {}
+        cache["holders"] = {}
         for i, c in enumerate(model.cliques):
             for a in c:
                 cache["home"].setdefault(a, i)
+                cache["holders"].setdefault(a, []).append(i)
         cache["sets"] = [set(c) for c in model.cliques]
+        cache["paths"] = {}
     want = set(attrs)
     if any(want <= c for c in cache["sets"]):
         return model.cells
+    merged, nodes = _merge_bound(model, want, cache)
+    meet = nodes.union(*(cache["holders"][a] for a in want))  # meeting points worth trying
+    return min(merged, _route_bound(model, want, cache, sorted(meet)))
+
+
+def model_bounds(model: GraphicalModel, cands, memo: dict) -> list[int]:
+    """:func:`merged_cells` of every candidate, kept in ``memo`` while the model's structure (cliques and
+    edges) stays the same: a round whose measurement falls inside a clique reuses them."""
+    key = (tuple(model.cliques), tuple(model.edges))
+    if memo.get("key") != key:
+        structure: dict = {}
+        memo["key"], memo["bounds"] = key, [merged_cells(model, c, structure) for c in cands]
+    return memo["bounds"]
+
+
+def _path(cache: dict, i: int, j: int) -> list[int]:
+    """The cliques on the tree path from i to j (both included), cached."""
+    key = (i, j)
+    out = cache["paths"].get(key)
+    if out is None:
+        parent, depth = cache["parent"], cache["depth"]
+        left, right = [i], [j]
+        while left[-1] != right[-1]:  # climb the deeper end until both ends meet
+            if depth[left[-1]] >= depth[right[-1]]:
+                left.append(parent[left[-1]])
+            else:
+                right.append(parent[right[-1]])
+        out = cache["paths"][key] = left + right[-2::-1]
+    return out
+
+
+def _merge_bound(model: GraphicalModel, want: set, cache: dict) -> tuple[int, set]:
     parent, depth = cache["parent"], cache["depth"]
     ends = {cache["home"][a] for a in want}
     nodes = set(ends)
@@ -106,7 +149,46 @@ def merged_cells(model: GraphicalModel, attrs, cache: dict | None = None) -> int
         frontier.add(up)
         nodes.add(up)
     union = want.union(*(model.cliques[i] for i in nodes))
-    return sum(cache["sizes"]) - sum(cache["sizes"][i] for i in nodes) + math.prod(model.sizes[a] for a in union)
+    return sum(cache["sizes"]) - sum(cache["sizes"][i] for i in nodes) + math.prod(model.sizes[a] for a in union), nodes
+
+
+def _route_bound(model: GraphicalModel, want: set, cache: dict, meet) -> int:
+    total, sizes, sets, best = sum(cache["sizes"]), cache["sizes"], cache["sets"], math.inf
+    routes = cache.setdefault("routes", {})
+    for r in meet:  # loop over meeting cliques (the joining subtree and the attributes' cliques: few)
+        added: dict[int, set] = {}
+        for a in want - sets[r]:
+            route = routes.get((a, r))
+            if route is None:
+                route = routes[(a, r)] = min((_path(cache, h, r) for h in cache["holders"][a]), key=len)[1:]
+            for i in route:
+                added.setdefault(i, set()).add(a)
+        cells = total
+        for i, extra in added.items():
+            cells += sizes[i] * math.prod(model.sizes[b] for b in extra)
+            cells -= sizes[i]
+            if cells >= best:
+                break
+        best = min(best, cells)
+    return int(best)
+
+
+def projections(model: GraphicalModel, attrs_list) -> list[np.ndarray]:
+    """``model.project(c)`` for every ``c`` of ``attrs_list`` (sorted tuples), each subset of an already
+    projected marginal summed out of it instead of projected again (the candidates of a workload's closure:
+    every pair of an Adult 3-way workload lies in a projected triple)."""
+    done: dict[tuple[int, ...], np.ndarray] = {}
+    cover: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for c in sorted(set(attrs_list), key=len, reverse=True):  # widest first; loop over candidates
+        sup = cover.get(c)
+        if sup is None:
+            done[c] = model.project(c)
+            for k in range(1, len(c)):
+                for sub in itertools.combinations(c, k):
+                    cover.setdefault(sub, c)
+        else:
+            done[c] = done[sup].sum(axis=tuple(i for i, a in enumerate(sup) if a not in c))
+    return [done[c] for c in attrs_list]
 
 
 def _measure(ctx: AlgorithmContext, true, part: float, *, zcdp: bool, discrete: bool, rng, stage: str,
@@ -199,15 +281,16 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     true = {c: ctx.counts.marginal(c) for c in cands}
     cells = {c: true[c].size for c in cands}
     selected, removed_by_size, grown = [], 0, 0
+    bounds: dict = {}
     for t in range(_MAX_ROUNDS * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
         sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
-        structure: dict = {}
-        allowed = [c for c in cands if merged_cells(model, c, structure) <= params.model_cells]
+        bound = model_bounds(model, cands, bounds)
+        allowed = [c for c, b in zip(cands, bound) if b <= params.model_cells]
         removed_by_size = max(removed_by_size, len(cands) - len(allowed))
         if not allowed:
             break
-        est = [model.project(c) for c in allowed]
+        est = projections(model, allowed)
         scores = np.array([np.abs(true[c] - e).sum() - _SQRT_2_PI * sd * cells[c] for c, e in zip(allowed, est)])
         pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=budget.select_epsilon(sel_part),
                                      ledger=ctx.ledger, rng=rng, stage="mwem-select",

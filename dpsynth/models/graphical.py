@@ -102,6 +102,7 @@ class GraphicalModel:
             raise ValueError(f"sampling must be one of {SAMPLING_METHODS}, got {sampling!r}")
         self.sampling = sampling
         self._beliefs: list[np.ndarray] | None = None
+        self._conditionals: dict[tuple[int, int], np.ndarray] = {}  # P(C_i | separator with C_p), see project
         self._order = self._bfs()
 
     # ------------------------------------------------------------------ structure
@@ -146,6 +147,7 @@ class GraphicalModel:
     def set_potentials(self, log_potentials) -> None:
         self.log_potentials = [np.asarray(t, dtype=float) for t in log_potentials]
         self._beliefs = None
+        self._conditionals = {}
 
     # ------------------------------------------------------------------ inference
     def log_partition(self) -> float:
@@ -313,17 +315,31 @@ class GraphicalModel:
             c = list(self.cliques[i])
             vars_, arr = c, probs[i]
             if i != root:
-                sep = [a for a in c if a in self.cliques[parent[i]]]
-                denom = _sum_to(arr, c, sep)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    arr = np.where(expand(denom, sep, c) > 0, arr / expand(denom, sep, c), 0.0)
-            for j in [j for j in keep_nodes if parent.get(j) == i]:
-                vars_, arr = _multiply(vars_, arr, *msgs.pop(j))
+                arr = self._conditional(i, parent[i])
+            children = [j for j in keep_nodes if parent.get(j) == i]
             out = sorted(want | set(self.cliques[parent[i]]) & set(c)) if i != root else sorted(want)
+            needed = set(out).union(*(msgs[j][0] for j in children))
+            if len(needed & set(c)) < len(c):  # sum out what no message and no output needs first
+                vars_ = [a for a in c if a in needed]
+                arr = _sum_to(arr, c, vars_)
+            for j in children:
+                vars_, arr = _multiply(vars_, arr, *msgs.pop(j))
             keep = [a for a in vars_ if a in out]
             msgs[i] = (keep, _sum_to(arr, vars_, keep))
         keep, arr = msgs[root]
         return self.total * arr.transpose([keep.index(a) for a in attrs])
+
+    def _conditional(self, i: int, p: int) -> np.ndarray:
+        """P(C_i | C_i ∩ C_p) over clique i's attributes (0 where the separator has no mass); cached until the
+        potentials change (:meth:`project` of many marginals on one model reuses them)."""
+        out = self._conditionals.get((i, p))
+        if out is None:
+            c, probs = list(self.cliques[i]), self.probabilities()[i]
+            sep = [a for a in c if a in self.cliques[p]]
+            denom = expand(_sum_to(probs, c, sep), sep, c)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = self._conditionals[(i, p)] = np.where(denom > 0, probs / denom, 0.0)
+        return out
 
     def _rooted(self, root: int) -> dict[int, int]:
         adj: dict[int, list[int]] = {i: [] for i in range(len(self.cliques))}

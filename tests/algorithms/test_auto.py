@@ -14,7 +14,7 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
 def test_rules():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
-        "mwem:3-way", {"variant": "pgm"})
+        "mwem:3-way", auto.MWEM_PARAMS)
     assert auto.choose(workload=[(0, 1, 2)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0, 1)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0,), (1,)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
@@ -22,6 +22,15 @@ def test_rules():
     name, _, why = auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))
     assert name == "mwem:3-way" and why[0] == ("n = 1000, epsilon = 1, delta = 0, 3 columns, "
                                          "2 workload marginals of up to 2 columns")
+
+
+def test_mwem_model_bound_leaves_room_for_a_wide_domain():
+    """The 20,000-cell bound of rules 1 and 3 grows to twice the 1-way model's cells (at most mwem's 200,000)."""
+    assert auto.mwem_params((2, 2, 2))["model_cells"] == auto.MWEM_PARAMS["model_cells"]
+    assert auto.mwem_params((500,) * 40)["model_cells"] == 40_000
+    assert auto.mwem_params((5000,) * 40)["model_cells"] == 200_000
+    wide = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=10**5, epsilon=1.0, sizes=(500,) * 40)[1]
+    assert wide["model_cells"] == 40_000
 
 
 def test_low_signal_rule():
@@ -65,8 +74,10 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     chosen = res.report["algorithm"]["details"]["auto"]
     assert chosen["chosen"] == "mwem:3-way"
     # the chosen algorithm's parameters as it resolved them (every field; delta = 0: pure accounting)
-    assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations")} == {
-        "variant": "pgm", "sampling": "systematic", "accounting": "pure", "iterations": 20}
+    assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations", "model_cells",
+                                             "round_iterations")} == {
+        "variant": "pgm", "sampling": "systematic", "accounting": "pure", "iterations": 20,
+        "model_cells": auto.MWEM_PARAMS["model_cells"], "round_iterations": auto.MWEM_PARAMS["round_iterations"]}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
 
 

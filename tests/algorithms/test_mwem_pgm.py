@@ -22,12 +22,21 @@ def test_candidates_are_the_workload_and_its_subsets():
 
 
 def test_merged_cells_bound():
-    """Chain (0,1)-(1,2)-(2,3) of 3-value columns (27 cells): measuring (0, 3) merges the whole
-    chain into one clique over 0..3 (81 cells); (1, 2) is already inside a clique."""
+    """Chain (0,1)-(1,2)-(2,3) of 3-value columns (27 cells): measuring (0, 3) by merging the chain gives one
+    clique over 0..3 (81 cells); routing 3 down to (0,1) gives (0,1,3)-(1,2,3)-(2,3) (27 + 27 + 9 = 63), the
+    smaller; (1, 2) is already inside a clique; (0, 2): merge (0,1,2) + (2,3) = 36, route 2 into (0,1): 27 + 9 + 9."""
     model = GraphicalModel([3, 3, 3, 3], [(0, 1), (1, 2), (2, 3)])
     assert merged_cells(model, (1, 2)) == 27
-    assert merged_cells(model, (0, 3)) == 81
-    assert merged_cells(model, (0, 2)) == 9 + 27  # (0,1) and (1,2) merge into (0,1,2); (2,3) stays
+    assert merged_cells(model, (0, 3)) == 63
+    assert merged_cells(model, (0, 2)) == 36
+
+
+def test_route_bound_is_a_junction_tree_size():
+    """On a chain of six 5-value columns, measuring (0, 5) by merging costs 5^6 cells; carrying 5 along the
+    chain to (0,1) adds one factor of 5 to each of the first four cliques: 4 * 125 + 25 = 525."""
+    model = GraphicalModel([5] * 6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])
+    assert merged_cells(model, (0, 5)) == 4 * 125 + 25
+    assert merged_cells(model, (0, 5)) < 5**6
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
