@@ -73,3 +73,14 @@ def test_far_replay_trajectory_depends_on_mechanism_outputs_only(monkeypatch, pa
     d, far = _far_tables()
     coupling = _replay(monkeypatch, d, far, params={"rounds_per_column": 4, **params}, epsilon=20.0, delta=delta)
     assert sum(1 for c in coupling.calls if c[0] == "exponential") >= 2
+
+
+@pytest.mark.parametrize(("params", "delta"), [({}, 0.0), ({"accounting": "zcdp"}, 1e-3)])
+def test_far_replay_size_limit_from_structure_only(monkeypatch, params, delta):
+    """With ``model_cells`` 8 on the 3 × 3 domain the pair (a, b) (a 9-cell clique) is never offered: the
+    limit is a function of the model's structure, so the run on the far table (one row value: a 1-cell
+    support) must offer the same candidates as on D (9 cells with data)."""
+    d, far = _far_tables()
+    coupling = _replay(monkeypatch, d, far, params={"rounds_per_column": 4, "model_cells": 8, **params},
+                       epsilon=20.0, delta=delta)
+    assert sum(1 for c in coupling.calls if c[0] == "exponential") >= 2
