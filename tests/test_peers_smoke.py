@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.peers import releases, run
+from benchmarks.peers import releases, run, tables
 from benchmarks.peers.scoring import KWayScorer, load_table
 from benchmarks.peers.snsynth_child import _round_counts
 
@@ -114,3 +114,80 @@ def test_peer_mst_on_a_tiny_table(tmp_path):
         got = res["variants"][v]["codes"]
         assert got.shape == codes.shape
         assert 0 <= scorer.score(got)["l1_3way"] <= 2
+
+
+# ---------------------------------------------------------------- held-out tables (benchmarks/peers/tables.py)
+COMPAS_COLUMNS = ["sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count",
+                  "c_charge_degree", "decile_score", "score_text", "v_decile_score", "v_score_text", "is_recid",
+                  "is_violent_recid", "two_year_recid"]
+
+
+def _tiny_compas(path, *, repeat_differs: bool = False) -> pd.DataFrame:
+    """A made-up table in compas.csv's layout: extra columns the schema leaves out, and the header repeating
+    decile_score and priors_count as ProPublica's export does."""
+    rng = np.random.default_rng(0)
+    n = 40
+    df = pd.DataFrame({
+        "id": np.arange(n), "name": [f"person {i}" for i in range(n)],
+        "sex": rng.choice(["Male", "Female"], n), "age": rng.integers(18, 80, n),
+        "age_cat": rng.choice(["Less than 25", "25 - 45", "Greater than 45"], n),
+        "race": rng.choice(["African-American", "Caucasian", "Hispanic", "Asian", "Native American", "Other"], n),
+        "juv_fel_count": rng.integers(0, 3, n), "decile_score": rng.integers(1, 11, n),
+        "juv_misd_count": rng.integers(0, 3, n), "juv_other_count": rng.integers(0, 3, n),
+        "priors_count": rng.integers(0, 30, n), "c_charge_degree": rng.choice(["F", "M"], n),
+        "is_recid": rng.integers(0, 2, n), "is_violent_recid": rng.integers(0, 2, n),
+        "score_text": rng.choice(["Low", "Medium", "High"], n), "v_decile_score": rng.integers(1, 11, n),
+        "v_score_text": rng.choice(["Low", "Medium", "High"], n), "two_year_recid": rng.integers(0, 2, n),
+    })
+    again = df[["decile_score", "priors_count"]].copy()
+    if repeat_differs:
+        again.loc[3, "priors_count"] += 1
+    text = pd.concat([df, again], axis=1).to_csv(index=False)  # the header now names both columns twice
+    assert text.splitlines()[0].split(",").count("decile_score") == 2
+    path.write_text(text)
+    return df
+
+
+def test_compas_loader_keeps_the_first_of_each_repeated_column(tmp_path):
+    want = _tiny_compas(tmp_path / "compas.csv")
+    t = load_table("compas", path=tmp_path / "compas.csv")
+    assert list(t.rows.columns) == COMPAS_COLUMNS and t.codes.shape == (40, 16)
+    assert (t.codes >= 0).all() and (t.codes < np.asarray(t.sizes)).all()
+    col = COMPAS_COLUMNS.index
+    assert (t.codes[:, col("decile_score")] == want["decile_score"].to_numpy() - 1).all()  # integer 1..10: code k-1
+    assert (t.codes[:, col("sex")] == (want["sex"] == "Female").to_numpy()).all()  # categories [Male, Female]
+    assert (t.codes[:, col("priors_count")] == np.digitize(want["priors_count"], [1, 2, 3, 5, 10, 20])).all()
+
+
+def test_compas_loader_refuses_a_repeated_name_with_other_values(tmp_path):
+    _tiny_compas(tmp_path / "compas.csv", repeat_differs=True)
+    with pytest.raises(ValueError, match="repeats 'priors_count' with different values"):
+        load_table("compas", path=tmp_path / "compas.csv")
+
+
+def test_read_rows_without_repeats_is_read_table(tmp_path):
+    (tmp_path / "t.csv").write_text("a,b\n1,x\n2,y\n")
+    got = tables.read_rows(tmp_path / "t.csv")
+    assert list(got.columns) == ["a", "b"] and got["a"].tolist() == [1, 2]
+
+
+def test_heldout_tables_are_registered_with_public_schemas():
+    assert {"adult_test", "compas", "loans"} <= set(tables.TABLES)
+    assert tables.TABLES["adult_test"].config.name == "adult.yaml"  # the training split's public schema
+    assert tables.TABLES["loans"].eval_sample == 500 and tables.TABLES["compas"].config.is_file()
+
+
+def test_chosen_algorithm_reads_what_auto_resolved_to():
+    report = {"algorithm": {"name": "auto", "details": {"auto": {"chosen": "mwem:3-way", "why": ["facts", "rule"]}}},
+              "privacy": {"delta_spent": 1e-9}}
+    assert releases.chosen_algorithm(report) == {"chosen": "mwem:3-way", "chosen_why": "rule", "delta_spent": 1e-9}
+    assert releases.chosen_algorithm({"algorithm": {"name": "laplace"}, "privacy": {}})["chosen"] == "laplace"
+
+
+def test_dpsynth_delta_names_the_method_and_auto_records_its_choice(tmp_path):
+    argv = ["--datasets", "nltcs", "--epsilons", "1", "--seeds", "0", "--dpsynth", "auto", "--dpsynth-delta", "1e-9",
+            "--workload", json.dumps({"marginals": {"k": 1}}), "--peers", "none", "--out", str(tmp_path), "--no-plot"]
+    assert run.main(argv) == 0
+    row = pd.read_csv(tmp_path / "peers.csv").iloc[0]
+    assert (row["method"], row["delta"], row["status"]) == ("dpsynth-auto-d1e-09", 1e-9, "ok")
+    assert row["chosen"] == "mwem" and row["delta_spent"] == pytest.approx(1e-9)  # auto's rule 1 (δ > 0)

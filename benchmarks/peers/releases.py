@@ -16,6 +16,7 @@ OpenMP / XLA thread (:data:`THREAD_ENV`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -28,8 +29,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from benchmarks.grid import DATASETS, ROOT, Cell, algorithm_preset
+from benchmarks.grid import ROOT, Cell, algorithm_preset
 from benchmarks.worker import build_config, run_release
+
+from .tables import TABLES
 
 __all__ = ["CHILD", "PEER_PYTHON", "THREAD_ENV", "dpsynth_cell", "dpsynth_release", "peer_available", "peer_release"]
 
@@ -57,7 +60,7 @@ def dpsynth_cell(dataset: str, n_columns: int, algorithm: str, epsilon: float, s
     """The dpsynth release to compare: ``configs/<dataset>-<algorithm>.yaml``'s params and workload when
     that file exists, else the library's default params and the benchmark preset's workload
     (``benchmarks.grid.algorithm_preset``); ``params`` is merged in and ``workload`` replaces."""
-    _, preset_workload, delta = algorithm_preset(algorithm, DATASETS[dataset], "full", n_columns)
+    _, preset_workload, delta = algorithm_preset(algorithm, TABLES[dataset], "full", n_columns)
     base_params, base_workload = {}, preset_workload
     path = ROOT / "configs" / f"{dataset}-{algorithm}.yaml"
     if path.is_file():
@@ -79,8 +82,48 @@ def dpsynth_release(table, cell: Cell, *, timeout: float) -> dict:
     except Exception as exc:  # noqa: BLE001 - a bad --dpsynth/--params is reported as the row's error
         return {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:300]}
     before = _children_cpu()
-    res = run_release(table.rows, cfg, cell, timeout=timeout)
-    return res | {"cpu_seconds": round(_children_cpu() - before, 3)}
+    with tempfile.TemporaryDirectory(prefix="dpsynth-peers-report-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        with _keep_report(report_path):
+            res = run_release(table.rows, cfg, cell, timeout=timeout)
+        res |= {"cpu_seconds": round(_children_cpu() - before, 3)}
+        if report_path.exists():
+            res |= chosen_algorithm(json.loads(report_path.read_text()))
+    return res
+
+
+def chosen_algorithm(report: dict) -> dict:
+    """``{"chosen": ..., "chosen_why": ...}`` from a release report: what ``auto`` resolved to (its
+    ``details.auto``), else the algorithm's own name; ``delta_spent`` from the privacy section."""
+    alg = report.get("algorithm") or {}
+    auto = (alg.get("details") or {}).get("auto") or {}
+    why = auto.get("why") or []
+    return {"chosen": auto.get("chosen", alg.get("name")), "chosen_why": " | ".join(why[1:] if len(why) > 1 else why),
+            "delta_spent": (report.get("privacy") or {}).get("delta_spent")}
+
+
+@contextlib.contextmanager
+def _keep_report(path: Path):
+    """While active, ``dpsynth.release`` in a forked child also writes its report's JSON to ``path``.
+
+    ``benchmarks.worker`` keeps only ε spent; the peer table also states what ``auto`` chose.  The child
+    is a fork of this process, so wrapping ``dpsynth.release`` here reaches it; the wrapper only copies
+    the report the release returns (it changes neither the release nor its timing beyond one small write).
+    """
+    import dpsynth
+
+    inner = dpsynth.release
+
+    def release(*args, **kwargs):
+        res = inner(*args, **kwargs)
+        path.write_text(json.dumps(res.report, default=str))
+        return res
+
+    dpsynth.release = release
+    try:
+        yield
+    finally:
+        dpsynth.release = inner
 
 
 def _children_cpu() -> float:

@@ -21,6 +21,7 @@ NOT PRIVATE: the scores read the real tables.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -30,16 +31,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.grid import DATASETS, ROOT
+from benchmarks.grid import ROOT
 
 from . import releases
 from .scoring import KWayScorer, load_table
+from .tables import TABLES
 
 RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = [
     "dataset", "n", "columns", "tool", "method", "algorithm", "variant", "epsilon", "delta", "seed", "status",
     "l1_2way", "l1_3way", "seconds", "cpu_seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
-    "epsilon_spent", "marginals_2way", "marginals_3way", "params", "workload", "error",
+    "epsilon_spent", "delta_spent", "chosen", "chosen_why", "marginals_2way", "marginals_3way", "params", "workload",
+    "error",
 ]
 KEY = ["dataset", "method", "epsilon", "seed"]
 VARIANTS = ("default", "iid", "rounded")
@@ -92,7 +95,7 @@ class Runner:
         a = self.args
         t0 = time.perf_counter()
         table = load_table(name, shared=a.shared_data)
-        ds = DATASETS[name]
+        ds = TABLES[name]
         scorer = KWayScorer(table.codes, table.sizes, sample=ds.eval_sample, seed=0)
         common = {"dataset": name, "n": int(table.codes.shape[0]), "columns": len(table.sizes)}
         _log(f"{name}: {common['n']} rows x {common['columns']} columns, domain {table.sizes} "
@@ -111,14 +114,18 @@ class Runner:
         a = self.args
         cell = releases.dpsynth_cell(table.name, len(table.sizes), alg, eps, seed, params=a.params,
                                      workload=a.workload)
+        method = f"dpsynth-{alg}"
+        if a.dpsynth_delta is not None:
+            cell = dataclasses.replace(cell, delta=a.dpsynth_delta)
+            method += f"-d{a.dpsynth_delta:g}" if a.dpsynth_delta > 0 else "-d0"
         res = releases.dpsynth_release(table, cell, timeout=a.timeout)
         codes = res.pop("codes", None)
-        row = common | {"tool": "dpsynth", "method": f"dpsynth-{alg}", "algorithm": alg, "variant": "",
+        row = common | {"tool": "dpsynth", "method": method, "algorithm": alg, "variant": "",
                         "epsilon": eps, "delta": cell.delta, "seed": seed,
                         "params": json.dumps(cell.params, sort_keys=True),
                         "workload": json.dumps(cell.workload, sort_keys=True)}
         row |= {k: res.get(k) for k in ("status", "seconds", "cpu_seconds", "child_seconds", "peak_mb", "base_mb",
-                                          "epsilon_spent", "error")}
+                                          "epsilon_spent", "delta_spent", "chosen", "chosen_why", "error")}
         if codes is not None:
             row |= scorer.score(codes)
         self.emit(row)
@@ -228,11 +235,13 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m benchmarks.peers.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", type=_csv_list(str), default=["adult", "nltcs"],
-                   help=f"comma-separated, of: {', '.join(n for n in DATASETS if n != 'indep')}")
+                   help=f"comma-separated, of: {', '.join(n for n in TABLES if n != 'indep')}")
     p.add_argument("--epsilons", type=_csv_list(float), default=[0.3, 1.0, 3.0])
     p.add_argument("--seeds", type=_csv_list(int), default=[0, 1, 2])
     p.add_argument("--dpsynth", type=_csv_list(str), default=["mwem"],
                    help="dpsynth algorithm(s), comma-separated, or 'none' (default mwem)")
+    p.add_argument("--dpsynth-delta", type=float, help="δ of the dpsynth release (default: the preset's, 0 but for "
+                   "dualquery); the method is then named dpsynth-<alg>-d<δ> (-d0 for 0), so both δ keep their rows")
     p.add_argument("--params", type=json.loads, default={}, help="JSON merged into the dpsynth algorithm's params")
     p.add_argument("--workload", type=json.loads, help="JSON replacing the dpsynth workload, e.g. "
                    '\'{"marginals": {"k": 3}}\' (default: configs/<table>-<alg>.yaml or the benchmark preset)')
@@ -255,7 +264,7 @@ def parse_args(argv):
     args = p.parse_args(argv)
     args.dpsynth, args.peers = _none(args.dpsynth), _none(args.peers)
     bad = [v for v in args.variants if v not in VARIANTS] + [s for s in args.peers if s not in ("mst", "aim")]
-    unknown = [d for d in args.datasets if d not in DATASETS or d == "indep"]
+    unknown = [d for d in args.datasets if d not in TABLES or d == "indep"]
     if bad or unknown:
         p.error(f"unknown {', '.join(bad + unknown)}: peers are mst/aim, variants {'/'.join(VARIANTS)}, "
                 f"datasets as in --help")
@@ -275,7 +284,7 @@ def run(args) -> pd.DataFrame:
             peer_python = args.peer_python
     runner = Runner(args, previous)
     for name in args.datasets:
-        path = DATASETS[name].data
+        path = TABLES[name].data
         if args.shared_data is not None:
             from .scoring import data_path
 

@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.grid import DATASETS, SHARED
+from benchmarks.grid import SHARED
 from benchmarks.worker import marginal_counts
+
+from .tables import TABLES, read_rows
 
 __all__ = ["KWayScorer", "Table", "load_table"]
 
@@ -42,24 +44,22 @@ class Table:
 
 def data_path(name: str, shared: Path | None = None) -> Path:
     """Where table ``name`` lives; files under ../shared/data are looked up under ``shared`` instead when given."""
-    path = DATASETS[name].data
+    path = TABLES[name].data
     if shared is not None and path.is_relative_to(SHARED):
         return Path(shared) / path.relative_to(SHARED)
     return path
 
 
 def load_table(name: str, *, shared: Path | None = None, path: Path | None = None) -> Table:
-    """Read table ``name`` (benchmarks.grid.DATASETS) and encode it with its public schema."""
+    """Read table ``name`` (:data:`.tables.TABLES`) and encode it with its public schema."""
     import yaml
 
     from dpsynth.config import parse_config
     from dpsynth.data.discretize import encode
-    from dpsynth.data.io import read_table
-
-    ds = DATASETS[name]
+    ds = TABLES[name]
     raw = yaml.safe_load(ds.config.read_text())
     cfg = parse_config(raw)
-    rows = read_table(path or data_path(name, shared), string_columns=cfg.domain.text_columns)
+    rows = read_rows(path or data_path(name, shared), string_columns=cfg.domain.text_columns)
     rows = rows[list(cfg.domain.names)]
     return Table(name, raw, rows, cfg, encode(rows, cfg.domain, unknown=cfg.unknown))
 
