@@ -191,3 +191,26 @@ def test_dpsynth_delta_names_the_method_and_auto_records_its_choice(tmp_path):
     row = pd.read_csv(tmp_path / "peers.csv").iloc[0]
     assert (row["method"], row["delta"], row["status"]) == ("dpsynth-auto-d1e-09", 1e-9, "ok")
     assert row["chosen"] == "mwem" and row["delta_spent"] == pytest.approx(1e-9)  # auto's rule 1 (δ > 0)
+
+
+def test_aim_progress_reads_the_last_fit(tmp_path):
+    path = tmp_path / "p.jsonl"
+    assert releases.aim_progress(path) == {}
+    path.write_text('{"event": "end", "rounds": 0, "share": 0.05}\n{"event": "start", "rounds": 7, "share": 0.31}\n')
+    assert releases.aim_progress(path) == {"rounds": 7, "budget_share": 0.31}
+
+
+@pytest.mark.slow
+def test_peer_aim_logs_its_rounds_and_spends_its_whole_budget(tmp_path):
+    """With the peer venv: AIM on 300 rows of 3 columns finishes; its progress log's budget share, rebuilt from
+    the measurements' noise (snsynth_child.watch_rounds), ends at exactly 1 (AIM spends all of ρ)."""
+    if releases.peer_available() is not None:
+        pytest.skip(releases.peer_available())
+    codes = np.random.default_rng(0).integers(0, [2, 3, 2], size=(300, 3)).astype(np.int32)
+    np.save(tmp_path / "codes.npy", codes)
+    res = releases.peer_release(tmp_path / "codes.npy", (2, 3, 2), synth="aim", epsilon=1.0, delta=1e-9, seed=0,
+                                variants=["iid"], timeout=600, progress=tmp_path / "p.jsonl")
+    assert res["status"] == "ok" and res["rounds"] >= 1
+    assert res["budget_share"] == pytest.approx(1.0, abs=1e-9)
+    shares = [json.loads(line)["share"] for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert shares == sorted(shares) and shares[0] < 1  # logged as it went: the 1-way fit first

@@ -34,7 +34,7 @@ from benchmarks.worker import build_config, run_release
 
 from .tables import TABLES
 
-__all__ = ["CHILD", "PEER_PYTHON", "THREAD_ENV", "dpsynth_cell", "dpsynth_release", "peer_available", "peer_release"]
+__all__ = ["CHILD", "PEER_PYTHON", "THREAD_ENV", "aim_progress", "chosen_algorithm", "dpsynth_cell", "dpsynth_release", "peer_available", "peer_release"]
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "snsynth_child.py"
@@ -160,19 +160,34 @@ def _wait(pid: int, timeout: float) -> tuple[int, object, bool]:
         time.sleep(POLL)
 
 
+def aim_progress(path: Path) -> dict:
+    """``rounds`` and ``budget_share`` of the last model fit logged in ``path`` (empty when nothing was)."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    if not lines:
+        return {}
+    last = json.loads(lines[-1])
+    return {"rounds": last["rounds"], "budget_share": last["share"]}
+
+
 def peer_release(codes_path: Path, sizes, *, synth: str, epsilon: float, delta: float, seed: int,
                  variants, params: dict | None = None, timeout: float,
-                 python: Path = PEER_PYTHON) -> dict:
+                 python: Path = PEER_PYTHON, progress: Path | None = None) -> dict:
     """Fit smartnoise ``synth`` once in a child process of the peer venv; sample every variant.
 
     Returns ``status``, ``peak_mb``, ``child_seconds``, ``child_cpu_seconds`` (the whole child, imports
     included), ``fit_seconds``, ``fit_cpu_seconds``, ``base_mb``, ``error``
     and ``variants``: ``{name: {"codes": array, "sample_seconds": s, "sample_cpu_seconds": s} | {"error": msg}}``.
+    With ``progress`` (AIM), the child logs each model fit there as it happens (``snsynth_child.watch_rounds``);
+    ``rounds`` and ``budget_share`` are then the last fit's, also after a timeout.
     """
     with tempfile.TemporaryDirectory(prefix="dpsynth-peer-") as tmp:
         out = Path(tmp)
         spec = {"codes": str(codes_path), "sizes": [int(k) for k in sizes], "synth": synth, "epsilon": epsilon,
-                "delta": delta, "seed": seed, "params": params or {}, "variants": list(variants), "out": tmp}
+                "delta": delta, "seed": seed, "params": params or {}, "variants": list(variants), "out": tmp,
+                "progress": str(progress) if progress else None}
+        if progress:
+            Path(progress).parent.mkdir(parents=True, exist_ok=True)
+            Path(progress).unlink(missing_ok=True)
         log = out / "child.log"
         t0 = time.perf_counter()
         with open(log, "w") as sink:
@@ -185,6 +200,8 @@ def peer_release(codes_path: Path, sizes, *, synth: str, epsilon: float, delta: 
             proc.returncode = status  # reaped above by os.wait4
         result = {"peak_mb": round(usage.ru_maxrss / 1024, 1), "child_seconds": round(time.perf_counter() - t0, 3),
                   "child_cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3)}
+        if progress:
+            result |= aim_progress(Path(progress))
         meta_path = out / "meta.json"
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         if timed_out:

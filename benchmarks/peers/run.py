@@ -41,7 +41,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 COLUMNS = [
     "dataset", "n", "columns", "tool", "method", "algorithm", "variant", "epsilon", "delta", "seed", "status",
     "l1_2way", "l1_3way", "seconds", "cpu_seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
-    "epsilon_spent", "delta_spent", "chosen", "chosen_why", "marginals_2way", "marginals_3way", "params", "workload",
+    "epsilon_spent", "delta_spent", "chosen", "chosen_why", "rounds", "budget_share", "marginals_2way", "marginals_3way", "params", "workload",
     "error",
 ]
 KEY = ["dataset", "method", "epsilon", "seed"]
@@ -133,12 +133,16 @@ class Runner:
     def one_peer(self, codes_path, sizes, scorer, common, synth, eps, seed, python) -> None:
         a = self.args
         params = a.peer_params.get(synth, {})
+        progress = (a.out / f"{a.name}_progress" / f"{common['dataset']}-{synth}-eps{eps:g}-seed{seed}.jsonl"
+                    if synth == "aim" else None)
         res = releases.peer_release(codes_path, sizes, synth=synth, epsilon=eps, delta=a.peer_delta, seed=seed,
-                                    variants=a.variants, params=params, timeout=a.timeout, python=python)
+                                    variants=a.variants, params=params, timeout=a.timeout, python=python,
+                                    progress=progress)
         base = common | {"tool": "smartnoise-synth", "algorithm": synth, "epsilon": eps, "delta": a.peer_delta,
                          "seed": seed, "params": json.dumps(params, sort_keys=True), "workload": "",
                          "peak_mb": res["peak_mb"], "child_seconds": res["child_seconds"],
-                         "base_mb": res.get("base_mb"), "fit_seconds": res.get("fit_seconds")}
+                         "base_mb": res.get("base_mb"), "fit_seconds": res.get("fit_seconds"),
+                         "rounds": res.get("rounds"), "budget_share": res.get("budget_share")}
         for v in a.variants:  # one row per sampler of the one fit
             row = base | {"method": f"{synth}-{v}", "variant": v, "status": res["status"], "error": res.get("error"),
                           "cpu_seconds": res["child_cpu_seconds"]}  # the whole child's, until a sampler's own

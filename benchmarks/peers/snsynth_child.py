@@ -9,7 +9,8 @@ process from ``os.wait4``.
 
 ``spec``: ``{"codes": "x.npy", "sizes": [k_0, ...], "synth": "mst" | "aim",
 "epsilon": ε, "delta": δ, "seed": s, "params": {...}, "variants": [...],
-"out": "dir"}``.  ``codes`` holds the integer codes (rows × columns) of the
+"out": "dir", "progress": "x.jsonl"}`` (``progress``: optional, AIM only, see
+:func:`watch_rounds`).  ``codes`` holds the integer codes (rows × columns) of the
 table in dpsynth's public schema, ``sizes`` the public domain size of each
 column.  Writes ``<out>/<variant>.npy`` (synthetic codes, as many rows as the
 input) for each variant and ``<out>/meta.json``.
@@ -147,6 +148,47 @@ def rounded_rows(model, rows: int, rng: np.random.Generator):
     return Dataset({c: data[c] for c in domain.attrs}, domain)
 
 
+def watch_rounds(synth, path: Path) -> None:
+    """Log every model fit of smartnoise's AIM to ``path``, one flushed JSON line each, as it happens.
+
+    AIM refits its model (mbi's ``estimation.mirror_descent``) once after the 1-way measurements and once
+    after each round's measurement (and once more at the end), so a fit's measurements beyond the first
+    fit's tell the round reached; a run killed by the
+    parent's timeout still leaves how far it got.  ``share``: the fraction of AIM's zCDP budget ρ used so
+    far, recomputed from the measurements' noise: a 1-way measurement costs 1/(2σ²); a round costs
+    1/(2σ²) for its measurement plus ε²/8 for its selection, and AIM ties the two so that the selection
+    is 1/9 of the measurement (0.1 and 0.9 of each round's share, also after halving σ and in the last
+    round), so a round costs (10/9)·1/(2σ²).  Each line: ``{"event": "start" | "end", "rounds", "share",
+    "measurements", "seconds", "cpu_seconds"}`` (seconds since the fit began).
+    """
+    from mbi import estimation
+
+    inner = estimation.mirror_descent
+    t0, c0 = time.perf_counter(), time.process_time()
+    sink = open(path, "a", buffering=1)  # noqa: SIM115 - line-buffered for the life of the child
+
+    first: list[int] = []  # how many measurements the first fit had: the 1-way ones, selected by no round
+
+    def log(event: str, measurements) -> None:
+        if not first:
+            first.append(len(measurements))
+        one, more = measurements[:first[0]], measurements[first[0]:]  # a round may also select a 1-way marginal
+        rho = sum(0.5 / m.stddev**2 for m in one) + sum(10 / 9 * 0.5 / m.stddev**2 for m in more)
+        line = {"event": event, "rounds": len(more), "share": rho / synth.rho if synth.rho else None,
+                "measurements": len(measurements), "seconds": round(time.perf_counter() - t0, 2),
+                "cpu_seconds": round(time.process_time() - c0, 2)}
+        sink.write(json.dumps(line) + "\n")
+        os.fsync(sink.fileno())
+
+    def mirror_descent(domain, measurements, *args, **kwargs):
+        log("start", measurements)
+        model = inner(domain, measurements, *args, **kwargs)
+        log("end", measurements)
+        return model
+
+    estimation.mirror_descent = mirror_descent
+
+
 def sample_variant(synth, variant: str, rows: int, width: int, rng: np.random.Generator) -> np.ndarray:
     if variant == "default":
         return _as_codes(synth.sample(rows), width)
@@ -168,6 +210,8 @@ def run(spec: dict) -> dict:
     tt, cols = public_transformer(sizes)
     synth = make_synth(spec["synth"], float(spec["epsilon"]), float(spec["delta"]), spec.get("params") or {})
     meta: dict = {"base_mb": round(rss_mb(), 1), "sample_seconds": {}, "sample_cpu_seconds": {}, "errors": {}}
+    if spec.get("progress") and spec["synth"] == "aim":
+        watch_rounds(synth, Path(spec["progress"]))
     t0, c0 = time.perf_counter(), time.process_time()
     synth.fit(pd.DataFrame(codes, columns=cols), transformer=tt, preprocessor_eps=0.0)
     meta["fit_seconds"], meta["fit_cpu_seconds"] = time.perf_counter() - t0, time.process_time() - c0
