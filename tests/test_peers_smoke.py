@@ -214,3 +214,27 @@ def test_peer_aim_logs_its_rounds_and_spends_its_whole_budget(tmp_path):
     assert res["budget_share"] == pytest.approx(1.0, abs=1e-9)
     shares = [json.loads(line)["share"] for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert shares == sorted(shares) and shares[0] < 1  # logged as it went: the 1-way fit first
+
+
+def test_versus_takes_the_peers_best_sampler_and_pairs_seeds():
+    from benchmarks.peers import versus
+
+    def row(method, seed, l1, **kw):
+        alg = method.split("-")[0] if not method.startswith("dpsynth") else "auto"
+        return {"dataset": "t", "n": 100, "epsilon": 1.0, "method": method, "algorithm": alg, "seed": seed,
+                "status": "ok", "l1_3way": l1, "cpu_seconds": 1.0, "peak_mb": 10.0, "delta": 0.0, "chosen": None,
+                "rounds": None, "budget_share": None, "error": None} | kw
+    df = pd.DataFrame([
+        row("dpsynth-auto-d0", 0, 0.20, chosen="mwem"), row("dpsynth-auto-d0", 1, 0.30, chosen="mwem"),
+        row("mst-iid", 0, 0.25), row("mst-iid", 1, 0.25),            # mean 0.25
+        row("mst-rounded", 0, 0.10), row("mst-rounded", 1, 0.30),    # mean 0.20: the best sampler
+        row("mst-default", 0, 0.90), row("mst-default", 1, 0.90),
+        row("aim-iid", 0, np.nan, status="timeout", error="killed after 900 s", rounds=12, budget_share=0.25,
+            cpu_seconds=700.0, peak_mb=3000.0),
+    ])
+    (r,) = versus.versus(df)
+    assert r["mst_best"] == "0.200 ± 0.141 (2 runs) `rounded`" and r["mst_default"].startswith("0.900")
+    assert r["ratio_d0"] == "1.50 (1.00–2.00)"  # seed 0: 0.20/0.10, seed 1: 0.30/0.30
+    assert r["auto_d"] == "—" and r["chosen"] == "mwem / —"
+    assert r["aim"].startswith("timeout (killed after 900 s): round 12, 25 % of ρ spent")
+    assert "| t (100) | 1 |" in versus.markdown(df)
