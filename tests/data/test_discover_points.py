@@ -139,6 +139,9 @@ def test_with_points_real_and_integral():
         [0, 40, 40, 80, 120, 120]
     assert with_points(e, np.array([40.0, 120.0]), integral=True, lo=0.0, hi=120.0).tolist() == \
         [0, 39.5, 40.5, 80, 119.5, 120]
+    # no bin beside a point is left without an integer ([5.5, 6) would hold none)
+    assert with_points(np.array([2.0, 4.0, 6.0, 8.0]), np.array([5.0]), integral=True, lo=2.0, hi=8.0).tolist() == \
+        [2, 4, 4.5, 5.5, 8]
 
 
 def test_real_exact_zeros_come_from_the_profile_at_no_extra_cost():

@@ -117,7 +117,7 @@ def place(points: PointMasses, *, lo: float, hi: float, integral: bool, bins: in
     listed = ", ".join(f"{v:g}" for v in pts)
     notes = [f"point masses (noisy counts of rows equal to public round values), a bin each: {listed}"]
     top = float(pts[-1])
-    if evidence.cells is not None and evidence.cell_counts is not None and top < hi:
+    if evidence.cells is not None and evidence.cell_counts is not None and lo < top < hi:
         cells = np.asarray(evidence.cells, dtype=float)
         k = int(np.searchsorted(cells, top, side="right")) - 1  # the cell holding the top point
         if 0 <= k < cells.size - 1:  # the rows in that cell and above, less the point's
@@ -141,7 +141,8 @@ def with_points(edges: np.ndarray, pts: np.ndarray, *, integral: bool, lo: float
     e = np.asarray(edges, dtype=float)
     e = e[(e >= lo) & (e <= hi)]
     if integral:
-        near = np.any(np.abs(e[:, None] - pts[None, :]) < 0.5, axis=1)
+        # edges in (v − 1, v + 1] other than v ± 0.5 would leave a bin beside the point holding no integer
+        near = np.any((e[:, None] > pts[None, :] - 1) & (e[:, None] <= pts[None, :] + 1), axis=1)
         sides = np.concatenate([np.maximum(pts - 0.5, lo), np.minimum(pts + 0.5, hi)])
         return np.unique(np.concatenate([e[~near], sides, [lo, hi]]))
     once = np.unique(np.concatenate([e, pts, [lo, hi]]))
