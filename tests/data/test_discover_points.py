@@ -102,7 +102,7 @@ def test_no_spike_gives_no_point_bin():
     edges = found.schema["columns"]["score"]["edges"]
     assert len(set(edges)) == len(edges) and len(edges) == 11
     assert found.evidence["score"].points is None
-    assert any(SPIKE in c.measured for c in ledger.charges)  # measured (it could have mattered), nothing found
+    assert not any(SPIKE in c.measured for c in ledger.charges)  # no fine cell heavy enough: nothing is spent
 
 
 def test_a_spike_under_a_bin_share_is_not_a_point():
@@ -239,3 +239,19 @@ def test_a_spike_at_a_value_no_public_grid_holds_is_not_published():
     found, ledger = _discover(pd.DataFrame({"pct": x, "k": rng.integers(0, 4, size=5000)}))
     assert any(SPIKE in c.measured for c in ledger.charges)
     assert 37.3 not in found.schema["columns"]["pct"]["edges"]
+
+
+def test_spark_encodes_point_bins_as_numpy(spark, tmp_path):
+    """The Spark engine's column expression puts a value equal to a point in its point bin, as bin_index does."""
+    from dpsynth.data.engines.spark import SparkCounts
+
+    cfg = parse_config({"schema": {"columns": {"x": {"type": "numeric", "edges": [0, 50, 100, 100, 150, 150],
+                                                     "missing": "category"}}, "unknown": "other"},
+                        "privacy": {"epsilon": 1.0}, "workload": {"marginals": {"k": 1}}})
+    x = pd.Series([0.0, 49.9, 50.0, 100.0, 100.0, 100.5, 150.0, 151.0, -3.0, None, 100.0])
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"x": x}).to_csv(path, index=False)
+    want = np.bincount(encode(pd.DataFrame({"x": x}), cfg.domain, unknown="other")[:, 0], minlength=6)
+    assert want.tolist() == [3, 1, 3, 1, 2, 1]  # [0, 50), [50, 100), {100}, (100, 150), {150}, null (clamped)
+    with SparkCounts(str(path), cfg.domain, unknown="other", spark=spark) as counts:
+        np.testing.assert_array_equal(counts.marginal((0,)), want)

@@ -507,8 +507,8 @@ MUTANTS += [
          tests=["tests/data/test_discover_points.py"]),
     dict(id="discover-points-budget-not-split", file=DCOL,
          why="issue 27: the point-mass histogram spends the column's numeric budget again instead of a share of it",
-         old="                spikes, budget = budget.split(POINT_SHARE)\n",
-         new="                spikes = budget\n",
+         old="            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))\n",
+         new="            spikes = rest\n",
          tests=["tests/data/test_discover_points.py"]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "

@@ -14,7 +14,8 @@ discovery asks, for a **public** set of candidate values, how many rows equal ea
 * each row equals at most one candidate, so the counts are a histogram (L1 sensitivity that of a histogram),
   measured once with :data:`POINT_SHARE` of the column's numeric budget through its
   :class:`~dpsynth.data.discover.noise.ColumnBudget` (ledger entry ``rows equal to each of k public round
-  values``), and only when it can matter (:func:`worth_measuring`);
+  values``), and only when it can matter: enough rows (:func:`worth_measuring`) and a cell of the first fine
+  histogram heavy enough to hold a point (:func:`heavy_cells`; only the candidates inside such cells are asked);
 * a candidate is a point mass when its noisy count passes the cut every zero count stays under with
   probability ≥ 99% (``block_cut``) and holds at least 1/bins of the noisy non-null rows.
 
@@ -35,10 +36,12 @@ import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, coarse_grid, quantile_edges
 
-__all__ = ["POINT_SHARE", "PointMasses", "candidates", "place", "worth_measuring"]
+__all__ = ["POINT_SHARE", "PointMasses", "candidates", "heavy_cells", "place", "worth_measuring"]
 
-POINT_SHARE = 0.15
-"""Share of a numeric column's budget (after its profile) for the point-mass histogram, when measured."""
+POINT_SHARE = 0.1
+"""Share of a numeric column's budget (after its profile) for the point-mass histogram, when measured: taken from
+the rest the fine histogram leaves (:data:`~dpsynth.data.discover.column.FINE_SHARE` stays as it is) when a
+cell of the first fine histogram may hold one (:func:`heavy_cells`)."""
 
 SHRINK_SD = 3.0
 """The upper bound moves down to the top point mass when the noisy rows of the fine cell holding it and of the
@@ -88,6 +91,16 @@ def worth_measuring(*, integral: bool, lo: float, hi: float, non_null: float | N
         return False
     share, _ = budget.split(POINT_SHARE)
     return non_null >= 4.0 * share.block_cut(1, 256)
+
+
+def heavy_cells(noisy: np.ndarray, budget: ColumnBudget, non_null: float | None, bins: int) -> np.ndarray:
+    """The cells of the first fine histogram that may hold a point mass (post-processing): past the cut and within
+    two noise sds of 1/bins of the noisy rows.  Only candidates inside them are asked about, and none is when
+    there is no such cell (a smooth column pays nothing for point masses)."""
+    if non_null is None:
+        return np.zeros(0, dtype=np.int64)
+    floor = max(budget.block_cut(1, noisy.size), non_null / bins - 2.0 * budget.sd)
+    return np.flatnonzero(np.asarray(noisy, dtype=float) >= floor)
 
 
 def measure(budget: ColumnBudget, column, values: np.ndarray, *, non_null: float, bins: int) -> PointMasses:
