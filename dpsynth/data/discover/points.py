@@ -15,7 +15,8 @@ discovery asks, for a **public** set of candidate values, how many rows equal ea
   measured once with :data:`POINT_SHARE` of the column's numeric budget through its
   :class:`~dpsynth.data.discover.noise.ColumnBudget` (ledger entry ``rows equal to each of k public round
   values``), and only when it can matter: enough rows (:func:`worth_measuring`) and a cell of the first fine
-  histogram heavy enough to hold a point (:func:`heavy_cells`; only the candidates inside such cells are asked);
+  histogram heavy enough to hold a point and standing out of its neighbours (:func:`heavy_cells`; only the
+  candidates inside such cells are asked);
 * a candidate is a point mass when its noisy count passes the cut every zero count stays under with
   probability ≥ 99% (``block_cut``) and holds at least 1/bins of the noisy non-null rows.
 
@@ -94,13 +95,17 @@ def worth_measuring(*, integral: bool, lo: float, hi: float, non_null: float | N
 
 
 def heavy_cells(noisy: np.ndarray, budget: ColumnBudget, non_null: float | None, bins: int) -> np.ndarray:
-    """The cells of the first fine histogram that may hold a point mass (post-processing): past the cut and within
-    two noise sds of 1/bins of the noisy rows.  Only candidates inside them are asked about, and none is when
-    there is no such cell (a smooth column pays nothing for point masses)."""
+    """The cells of the first fine histogram that may hold a point mass (post-processing): past the cut, within
+    two noise sds of 1/bins of the noisy rows, and standing above both neighbours by half that (a point mass of
+    1/bins of the rows on a smooth density; a smooth mode spread over coarse cells does not).  Only candidates
+    inside them are asked about, and none is when there is no such cell (a smooth column pays nothing)."""
     if non_null is None:
         return np.zeros(0, dtype=np.int64)
-    floor = max(budget.block_cut(1, noisy.size), non_null / bins - 2.0 * budget.sd)
-    return np.flatnonzero(np.asarray(noisy, dtype=float) >= floor)
+    x = np.asarray(noisy, dtype=float)
+    floor = max(budget.block_cut(1, x.size), non_null / bins - 2.0 * budget.sd)
+    padded = np.concatenate([[0.0], x, [0.0]])
+    excess = x - np.maximum(padded[:-2], padded[2:])
+    return np.flatnonzero((x >= floor) & (excess >= max(budget.block_cut(1, x.size), non_null / (2.0 * bins))))
 
 
 def measure(budget: ColumnBudget, column, values: np.ndarray, *, non_null: float, bins: int) -> PointMasses:
