@@ -218,8 +218,11 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
             if not isinstance(edges, list) or len(edges) < 2:
                 raise ConfigError(f"{path}.edges: expected a list of at least 2 numbers")
             edges = [_number(e, f"{path}.edges[{i}]") for i, e in enumerate(edges)]
-            if any(b <= a for a, b in itertools.pairwise(edges)):
-                raise ConfigError(f"{path}.edges: must be strictly increasing")
+            if any(b < a for a, b in itertools.pairwise(edges)):
+                raise ConfigError(f"{path}.edges: must be increasing (an edge written twice is a bin holding "
+                                  "that value alone)")
+            if any(a == b == c for a, b, c in zip(edges, edges[1:], edges[2:])):
+                raise ConfigError(f"{path}.edges: an edge may be written at most twice (twice: a point bin)")
         else:
             for key in ("lower", "upper", "bins"):
                 if key not in spec:

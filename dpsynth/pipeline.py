@@ -466,7 +466,12 @@ def discovery_fine_view(found, config: Config) -> FineView | None:
                 edges = edges + 0.5
             elif np.any(edges % 1 != 0):
                 continue
-        weights = floor_noise(ev.cell_counts, ev.cell_sd)
+        counts = ev.cell_counts
+        if getattr(ev, "points", None) is not None and len(ev.points.values):
+            from dpsynth.data.discover.points import residual  # the point masses decode exactly: not within bins
+
+            counts = residual(np.asarray(ev.cells, dtype=float), counts, ev.points)
+        weights = floor_noise(counts, ev.cell_sd)
         if weights.sum() > 0:
             cols[name] = FineColumn(edges, weights)
     if not cols:

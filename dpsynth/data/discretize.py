@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.fine import FineView, draw_in_bins
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import (
+    CategoricalColumn,
+    ColumnSpec,
+    DatetimeColumn,
+    Domain,
+    IntegerColumn,
+    NumericColumn,
+    bin_index,
+)
 from dpsynth.data.timestamps import format_instants, instant_text, instants, resolution
 from dpsynth.errors import DataError
 
@@ -153,7 +161,7 @@ def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unk
         out = np.zeros(len(values), dtype=np.int64)
         ok = ~isnull
         v = np.clip(np.nan_to_num(values[ok], nan=lo, posinf=hi, neginf=lo), lo, hi)
-        out[ok] = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, spec.n_bins - 1)
+        out[ok] = bin_index(v, edges)  # a value equal to a point (an edge written twice) is in its point bin
     with np.errstate(invalid="ignore"):
         outside = ~isnull & ~((values >= lo) & (values <= hi))
     if outside.any() and unknown != "other":
@@ -450,7 +458,9 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
         vals = _whole_draws(lo / r, hi / r, np.zeros(len(c), dtype=bool), numeric, rng, scaled) * r
         return np.where(isnull, np.nan, vals), isnull
     if spec.integral:
-        vals = _whole_draws(lo, hi, b == spec.n_bins - 1, numeric, rng, limit)
+        after = (b > 0) & (edges[np.maximum(b - 1, 0)] == lo) & (lo < hi)  # after a point bin: open on the left
+        vals = _whole_draws(np.where(after, np.nextafter(lo, np.inf), lo), hi, b == spec.n_bins - 1, numeric, rng,
+                            limit)
         return np.where(isnull, 0, vals).astype(np.int64), isnull
     if numeric == "uniform":
         if limit is not None:

@@ -140,7 +140,8 @@ def unit_bins(spec: NumericColumn) -> tuple[np.ndarray, np.ndarray]:
     r = _unit(spec)
     if r is None:
         return edges[:-1], edges[1:]
-    lo, hi = np.ceil(edges[:-1] / r), np.ceil(edges[1:] / r)
+    after = np.concatenate([[False], (np.diff(edges) == 0)[:-1]])  # the bin after a point bin is open on the left
+    lo, hi = np.ceil(np.where(after, np.nextafter(edges[:-1], np.inf), edges[:-1]) / r), np.ceil(edges[1:] / r)
     if spec.integral and not isinstance(spec, DatetimeColumn):
         hi[-1] = np.floor(edges[-1]) + 1
     return lo, np.maximum(hi, lo)
@@ -171,6 +172,8 @@ def fine_grid(spec: ColumnSpec, cells: int) -> np.ndarray | None:
 def fine_counts(values: np.ndarray, isnull: np.ndarray, spec: NumericColumn, edges: np.ndarray) -> np.ndarray:
     """Exact counts of a column's values in its sub-cells (null rows in none): PRIVATE, for the mechanism only."""
     v = np.asarray(values, dtype=float)[~np.asarray(isnull, dtype=bool)]
+    if spec.points:  # a value in a point bin decodes to itself: it is no part of P(value | bin) of any bin
+        v = v[~np.isin(v, spec.points)]
     r = _unit(spec)
     if r is not None:
         v = np.floor(v / r)

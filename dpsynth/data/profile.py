@@ -12,6 +12,8 @@ equivalent for one raw column.  It answers three questions, all *private*:
   rows hold each;
 * :meth:`ColumnProfile.rank_counts`: for public candidate points, how many
   numeric values lie strictly below each;
+* :meth:`ColumnProfile.point_counts`: for public candidate values, how many
+  numeric values equal each exactly;
 * :meth:`ColumnProfile.datetime_seconds`: the cells read as instants (private
   values, for counts over a public calendar grid; never released as they are).
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discretize import cell_labels
+from dpsynth.data.discretize import cell_labels, match_numbers
 from dpsynth.data.timestamps import instants
 
 __all__ = ["KINDS", "ColumnProfile"]
@@ -109,6 +111,13 @@ class ColumnProfile:
         edges = np.asarray(edges, dtype=float)
         cell = np.clip(np.searchsorted(edges, self._numbers[self._finite], side="right") - 1, 0, edges.size - 2)
         return np.bincount(cell, minlength=edges.size - 1).astype(np.int64)
+
+    def point_counts(self, values) -> np.ndarray:
+        """Rows of finite numbers exactly equal to each of the public, distinct ``values`` (a row equals at most
+        one of them: a histogram, int64, one cell per value)."""
+        values = np.asarray(values, dtype=float)
+        at = match_numbers(self._numbers[self._finite] + 0.0, values)  # -0.0 is 0.0
+        return np.bincount(at[at >= 0], minlength=values.size).astype(np.int64)
 
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """(values, counts) of the finite integral numbers: sorted distinct values (float) and rows per value."""

@@ -25,6 +25,8 @@ __all__ = [
     "Domain",
     "IntegerColumn",
     "NumericColumn",
+    "bin_index",
+    "point_values",
 ]
 
 OTHER_LABEL = "__other__"
@@ -33,9 +35,11 @@ OTHER_LABEL = "__other__"
 
 @dataclass(frozen=True)
 class NumericColumn:
-    """A real-valued column cut into bins by public ``edges`` (ascending, ≥ 2 edges).
+    """A real-valued column cut into bins by public ``edges`` (non-decreasing, ≥ 2 edges).
 
-    Bin i is [edges[i], edges[i+1]); the last bin also contains its upper edge.
+    Bin i is [edges[i], edges[i+1]); the last bin also contains its upper edge.  An edge written twice,
+    ``[..., a, v, v, b, ...]``, makes a *point bin* holding exactly the value v (it decodes to v): the bins beside
+    it are [a, v) and (v, b) (issue 27: point masses such as 57% of a percentage at exactly 100).
     """
 
     name: str
@@ -53,9 +57,20 @@ class NumericColumn:
     def size(self) -> int:
         return self.n_bins + int(self.missing)
 
+    @property
+    def points(self) -> tuple[float, ...]:
+        """The values of the point bins (edges written twice)."""
+        return tuple(float(x) for x in point_values(self.edges))
+
     def labels(self) -> list[str]:
-        out = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(self.edges[:-1], self.edges[1:])]
+        e = self.edges
+        out = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(e)]
         out[-1] = out[-1][:-1] + "]"
+        for i in range(1, len(out)):  # loop over (public) bins: the bin after a point bin is open on the left
+            if e[i - 1] == e[i] and e[i] != e[i + 1]:
+                out[i] = "(" + out[i][1:]
+        for i in np.flatnonzero(np.diff(np.asarray(e, dtype=float)) == 0):
+            out[i] = f"[{_fmt(e[i])}, {_fmt(e[i])}]"
         if self.missing:
             out.append("null")
         return out
@@ -155,6 +170,25 @@ class DatetimeColumn(NumericColumn):
 
 
 ColumnSpec = NumericColumn | IntegerColumn | CategoricalColumn | DatetimeColumn
+
+
+def point_values(edges) -> np.ndarray:
+    """The values written twice in non-decreasing ``edges``: the point bins of a numeric column."""
+    e = np.asarray(edges, dtype=float)
+    return e[:-1][np.diff(e) == 0]
+
+
+def bin_index(values: np.ndarray, edges) -> np.ndarray:
+    """The bin of each value (already clamped into [edges[0], edges[-1]]) of a numeric column: the last edge ≤ v
+    starts its bin, except that a value equal to a point (an edge written twice) is in the point bin, and the
+    upper edge is in the last bin.  Vectorised; the Spark engine computes the same with column expressions."""
+    e = np.asarray(edges, dtype=float)
+    v = np.asarray(values, dtype=float)
+    code = np.searchsorted(e, v, side="right") - 1
+    points = point_values(e)
+    if points.size:
+        code = code - np.isin(v, points)
+    return np.clip(code, 0, e.size - 2)
 
 
 def _fmt(x: float) -> str:

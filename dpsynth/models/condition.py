@@ -181,6 +181,8 @@ def _bin_fractions(spec: NumericColumn, lo: float, hi: float, numeric: str) -> n
         inside = np.maximum(0.0, np.minimum(ihi, hi) - np.maximum(ilo, lo) + 1)
         point = np.round((a + b) / 2.0)
         frac = np.where(empty, ((point >= lo) & (point <= hi)).astype(float), inside / np.maximum(ihi - ilo + 1, 1))
-    else:
-        frac = np.maximum(0.0, np.minimum(b, hi) - np.maximum(a, lo)) / (b - a)
+    else:  # a point bin (an edge written twice) decodes to its value
+        width = np.where(b > a, b - a, 1.0)
+        frac = np.where(b > a, np.maximum(0.0, np.minimum(b, hi) - np.maximum(a, lo)) / width,
+                        ((a >= lo) & (a <= hi)).astype(float))
     return np.append(frac, 0.0) if spec.missing else frac

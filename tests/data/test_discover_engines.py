@@ -34,6 +34,7 @@ def raw_table(n: int = 1500, seed: int = 0) -> pd.DataFrame:
         .strftime("%Y-%m-%d"),
         "job": [f"title {i}" for i in rng.integers(0, 5000, size=n)],
     })
+    t["pct"] = np.where(rng.random(n) < 0.6, 100.0, np.round(rng.uniform(0.0, 100.0, size=n), 1))  # a point mass
     t.loc[:4, "score"] = np.nan
     t.loc[7, "year"] = "n/a"  # stray text in a numeric column
     t.loc[9, "amount"] = None
@@ -157,6 +158,7 @@ def test_batched_answers_equal_whole_column_answers():
         part = table.column(name)
         assert np.array_equal(part.profile_counts(edges), whole.profile_counts(edges))
         assert np.array_equal(part.cell_counts(edges), whole.cell_counts(edges))
+        assert np.array_equal(part.point_counts(edges), whole.point_counts(edges))
         labels, counts = part.value_counts()
         want = whole.value_counts()
         assert list(labels.to_numpy()) == list(want[0]) and np.array_equal(counts, want[1])

@@ -493,6 +493,23 @@ MUTANTS += [
          old="        discrete = not integral and self._discrete(noisy, found, first, delta)\n",
          new="        discrete = not integral and self._discrete(self.profile.cell_counts(grid) * 1.0, found, first, delta)\n",
          tests=T_DISC),
+    dict(id="discover-points-true-counts", file="dpsynth/data/discover/points.py",
+         why="issue 27: the point masses (bins of their own, reused counts) read off the true counts of rows equal "
+             "to each candidate, not the noisy histogram",
+         old="    noisy = np.asarray(noisy, dtype=float)\n",
+         new="    noisy = np.asarray(column.point_counts(values), dtype=float)\n",
+         tests=["tests/data/test_discover_points.py"]),
+    dict(id="discover-points-candidates-from-data", file=DCOL,
+         why="issue 27: the point-mass candidates are the column's observed values, not the public round values "
+             "(a value held by many rows but on no public grid is published)",
+         old="            values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)\n",
+         new="            values = np.unique(self.profile._numbers[self.profile._finite])\n",
+         tests=["tests/data/test_discover_points.py"]),
+    dict(id="discover-points-budget-not-split", file=DCOL,
+         why="issue 27: the point-mass histogram spends the column's numeric budget again instead of a share of it",
+         old="            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))\n",
+         new="            spikes = rest\n",
+         tests=["tests/data/test_discover_points.py"]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

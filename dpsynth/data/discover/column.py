@@ -22,6 +22,16 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
+from dpsynth.data.discover.points import (
+    POINT_SHARE,
+    PointMasses,
+    candidates,
+    heavy_cells,
+    measure,
+    place,
+    with_points,
+    worth_measuring,
+)
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 
@@ -92,6 +102,7 @@ class ColumnDiscovery:
         self.zero_spike = False  # the profile shows a share of exact zeros above 1/bins (a profile output)
         self.log_from: float | None = None  # skewed (a profile output): log fine cells from here up
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
+        self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
@@ -147,6 +158,7 @@ class ColumnDiscovery:
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
         zero = int(np.searchsorted(edges, 0.0, side="right"))  # the bucket [0, 1e-6): exact zeros of an integral column
         self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
+        self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
         found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
             support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
@@ -227,8 +239,11 @@ class ColumnDiscovery:
         equal = self.spec.edges == "equal" or bins == 1
         weights = None
         kept_values = None
+        self._spikes = None  # the point-mass histogram's budget and heavy cells (points.py), when it can matter
         if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
-            lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta)
+            want = kind != "integer" and not equal and worth_measuring(
+                integral=bool(integral), lo=lo, hi=hi, non_null=self.non_null, bins=bins, budget=budget)
+            lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta, points=want)
             if self.labels is not None:
                 return {"type": "categorical", "categories": self.labels}
             if h.lower is not None:  # hinted bounds are public: kept as given
@@ -258,15 +273,38 @@ class ColumnDiscovery:
         else:
             edges = quantile_edges(*weights, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
-        if integral and self.zero_spike and lo <= 0 <= hi:
-            # zero-inflated (amounts, counts, capital gains): 0 gets a bin of its own, so it decodes to 0 exactly
-            inner = edges[(edges <= -0.5) | (edges >= 0.5)]
-            edges = np.unique(np.concatenate([inner, [0.5], [-0.5] if lo < 0 else [0.0]]))
-            self.learned.append("a spike at 0 (noisy profile): 0 has a bin of its own")
+        # (kept integers already have a bin each: their share of the budget goes unused)
+        points = self._points(lo, hi, bool(integral), bins)
+        if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
+            placed, hi, notes = place(points, lo=lo, hi=hi, integral=bool(integral), bins=bins, weights=weights,
+                                      evidence=self.evidence, equal=equal or kept_values is not None)
+            edges = placed if placed is not None else \
+                with_points(edges, points.values, integral=bool(integral), lo=lo, hi=hi)
+            self.evidence.points = points
+            self.learned.extend(notes)
         spec: dict = {"type": "numeric", "edges": [plain(e) for e in edges]}
         if integral:
             spec["integer"] = True
         return spec
+
+    def _points(self, lo: float, hi: float, integral: bool, bins: int) -> PointMasses:
+        """Point masses within [lo, hi] (:mod:`dpsynth.data.discover.points`): 0 from the profile's exact-zero
+        cell (an integral column's zero spike as before; a real column's when its exact zeros hold 1/bins of
+        the rows), the public round values inside the first fine histogram's heavy cells from one noisy
+        histogram of rows equal to each (when :meth:`_fine` set its budget aside)."""
+        found = PointMasses.none()
+        if self._spikes is not None:
+            spikes, heavy = self._spikes
+            cells = self.evidence.cells
+            values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)
+            values = values[np.any((values[:, None] >= heavy[0]) & (values[:, None] <= heavy[1]), axis=1)]
+            if values.size:  # (else its share of the budget goes unused)
+                found = measure(spikes, self.profile, values, non_null=float(self.non_null), bins=bins)
+        if self.zeros is not None and lo <= 0 <= hi:
+            zeros, sd = self.zeros
+            if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= self.non_null / bins):
+                found = found.with_point(0.0, zeros, sd)
+        return found
 
     def _datetime(self, budget: ColumnBudget) -> dict:
         """A date or timestamp column: the numeric steps on its instants (seconds since the epoch) over the public
@@ -287,7 +325,8 @@ class ColumnDiscovery:
         self.learned.append(f"{len(iso) - 1} date bins from {iso[0]} to {iso[-1]} (noisy fine histograms)")
         return {"type": "datetime", "edges": iso}
 
-    def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0):
+    def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0, *,
+              points: bool = False):
         """A noisy histogram over public round cells covering the coarse range (:data:`FINE_SHARE` of the numeric
         budget), as many as the noisy row count fills well above the cut (between :data:`MIN_CELLS` and
         :data:`FINE_CELLS`; one per integer for a short integral range).  The rest of the budget then goes where
@@ -324,6 +363,11 @@ class ColumnDiscovery:
         discrete = not integral and self._discrete(noisy, found, first, delta)
         if discrete and self._labels(rest, delta):
             return lo, hi, None, None
+        heavy = heavy_cells(noisy, first, self.non_null, self.hint.bins or self.spec.bins) \
+            if points and not few and not discrete else np.zeros(0, dtype=np.int64)
+        if heavy.size:  # a cell that may hold a point mass: POINT_SHARE of the numeric budget asks (points.py)
+            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))
+            self._spikes = (spikes, (grid[heavy], grid[heavy + 1]))
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
         elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:

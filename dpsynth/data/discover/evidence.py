@@ -17,6 +17,7 @@ where the selection's bias (a released count is one that passed a threshold) is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,7 @@ class Evidence:
     cells: np.ndarray | None = None  # ascending cell edges of a fine histogram (values of the column)
     cell_counts: np.ndarray | None = None  # its noisy counts, not clipped
     cell_sd: float = 0.0
+    points: Any = None  # points.PointMasses: values with a bin of their own, their noisy counts and sds
 
 
 def one_way_queries(ev: Evidence, column: ColumnSpec) -> list[tuple[np.ndarray, np.ndarray, float]]:
@@ -66,12 +68,48 @@ def one_way_queries(ev: Evidence, column: ColumnSpec) -> list[tuple[np.ndarray, 
         edges = _value_edges(column)
         if edges is not None:
             got = _bin_sums(edges, np.asarray(ev.cells, float), np.asarray(ev.cell_counts, float))
+            if got is not None and ev.points is not None and len(ev.points.values):
+                got = _without_point_cells(got, edges, ev.points.values)
             if got is not None:
                 bins, sums, widths = got
                 q = np.zeros((bins.size, size))
                 q[np.arange(bins.size), bins] = 1.0 / np.sqrt(widths)
                 out.append((q, sums / np.sqrt(widths), float(ev.cell_sd)))
+    if ev.points is not None and isinstance(column, NumericColumn) and not isinstance(column, DatetimeColumn):
+        for v, count, sd in zip(ev.points.values, ev.points.counts, ev.points.sds):  # loop over (public) points
+            b = _point_bin(np.asarray(column.edges, dtype=float), float(v), column.integral)
+            if b is not None and sd > 0:
+                q = np.zeros((1, size))
+                q[0, b] = 1.0
+                out.append((q, np.array([float(count)]), float(sd)))
     return out
+
+
+def _point_bin(edges: np.ndarray, v: float, integral: bool) -> int | None:
+    """The bin that holds the value v alone (a point bin, or [v − 0.5, v + 0.5) of an integral column), or None."""
+    from dpsynth.data.schema import bin_index
+
+    b = int(bin_index(np.array([v]), edges)[0])
+    if edges[b] == edges[b + 1] == v:
+        return b
+    if integral and v - 1 < edges[b] <= v and v < edges[b + 1] <= v + 1:
+        return b
+    if integral and b == edges.size - 2 and v - 1 < edges[b] <= v == edges[b + 1]:  # the closed last bin
+        return b
+    return None
+
+
+def _without_point_cells(got, edges: np.ndarray, points: np.ndarray):
+    """The cell sums less those of the bins after a point bin: their first cell starts at the point and also holds
+    its rows.  (A point inside a cell spoils the bins beside it already: their edge is inside a cell.)"""
+    bins, sums, widths = got
+    spoiled = np.zeros(edges.size - 1, dtype=bool)
+    after = np.flatnonzero(np.diff(edges) == 0) + 1
+    spoiled[after[after < spoiled.size]] = True
+    ok = ~spoiled[bins]
+    if not ok.any():
+        return None
+    return bins[ok], sums[ok], widths[ok]
 
 
 def _value_edges(column: ColumnSpec) -> np.ndarray | None:

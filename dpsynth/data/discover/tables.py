@@ -1,12 +1,12 @@
 """Where discovery's per-column counts come from: a table in memory, or a file scanned by an engine.
 
-Discovery (:class:`~dpsynth.data.discover.column.ColumnDiscovery`) asks each column five questions, all answered
+Discovery (:class:`~dpsynth.data.discover.column.ColumnDiscovery`) asks each column six questions, all answered
 by :class:`~dpsynth.data.profile.ColumnProfile` on a pandas column: ``profile_counts(edges)``,
-``cell_counts(edges)``, ``value_counts()``, ``integer_counts()`` and ``as_instants()``.  Every answer is a sum
+``cell_counts(edges)``, ``point_counts(values)``, ``value_counts()``, ``integer_counts()`` and ``as_instants()``.  Every answer is a sum
 over rows of a function of one row (issue 13: a row's cell, label and number depend on that row alone), so the
 answer for a table is the merge of the answers for any partition of its rows into batches:
 
-* a fixed-size count vector (profile and fine-cell histograms): the sum of the batches' vectors;
+* a fixed-size count vector (profile, fine-cell and point-mass histograms): the sum of the batches' vectors;
 * observed values with counts (categories, integers): the union of the batches' sorted values, counts added,
   in sorted order again, so the mechanisms see the same candidates in the same order and draw the same noise.
 
@@ -52,6 +52,7 @@ class ColumnCounts(Protocol):
 
     def profile_counts(self, edges) -> np.ndarray: ...
     def cell_counts(self, edges) -> np.ndarray: ...
+    def point_counts(self, values) -> np.ndarray: ...
     def value_counts(self) -> tuple: ...
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]: ...
     def as_instants(self) -> ColumnCounts: ...
@@ -89,7 +90,8 @@ def as_discovery_table(table) -> DiscoveryTable:
 # A question is a name and its public arguments; its answer on one batch column is either a count vector
 # ("sum") or sorted keys with counts ("keyed").  The same function runs on the driver (stream) and on Spark's
 # executors (spark), so it is a plain module-level function of picklable arguments.
-QUESTIONS = {"profile_counts": "sum", "cell_counts": "sum", "value_counts": "keyed", "integer_counts": "keyed"}
+QUESTIONS = {"profile_counts": "sum", "cell_counts": "sum", "point_counts": "sum", "value_counts": "keyed",
+             "integer_counts": "keyed"}
 
 def batch_answer(series: pd.Series, question: str, args: tuple, instants: bool):
     """The answer to ``question`` on one batch of a column (a pandas Series as ``io.read_table`` gives it)."""
@@ -186,6 +188,9 @@ class ScannedColumn:
 
     def cell_counts(self, edges) -> np.ndarray:
         return self._ask("cell_counts", tuple(np.asarray(edges, dtype=float).tolist()))
+
+    def point_counts(self, values) -> np.ndarray:
+        return self._ask("point_counts", tuple(np.asarray(values, dtype=float).tolist()))
 
     def value_counts(self) -> tuple:
         return self._ask("value_counts")

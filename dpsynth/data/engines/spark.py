@@ -160,7 +160,9 @@ def _numeric(F, spec: ColumnSpec, raw: str, dtype: str, isnull, unknown: str):
         code = (F.rint(clipped) - F.lit(lo)).cast("int")  # as numpy: half to even
     else:
         below = sum((F.when(clipped >= F.lit(float(e)), 1).otherwise(0) for e in spec.edges), F.lit(0))
-        code = F.least(F.greatest(below - 1, F.lit(0)), F.lit(spec.n_bins - 1))
+        # a value equal to a point (an edge written twice) is in its point bin (schema.bin_index)
+        at_point = sum((F.when(clipped == F.lit(p), 1).otherwise(0) for p in spec.points), F.lit(0))
+        code = F.least(F.greatest(below - 1 - at_point, F.lit(0)), F.lit(spec.n_bins - 1))
     outside = present & v.isNotNull() & ~(finite & (v >= F.lit(lo)) & (v <= F.lit(hi)))
     flags = {
         "has non-numeric values": present & v.isNull(),
