@@ -36,7 +36,15 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    ``max(2·bins, max_categories)`` values, in which case it is binned.  Tied integers in a short range (years:
    a support of at most 3 wide cells holding most of the numbers) are measured again with one cell per integer.
 
-**Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram) are kept
+   **Point masses** (:mod:`dpsynth.data.discover.points`): when a cell of the first fine histogram is heavy
+   enough to hold one, one noisy histogram of the rows equal to each public round value inside it (the cells'
+   edges, the profile's bucket edges, top-codes) with 10% of the numeric budget; a value past the cut holding
+   1/bins of the rows gets a bin of its own (a point bin: it decodes exactly).  A fractional column whose fine
+   cells past the cut are few and apart (codes such as 0.0, 4.5, 14.5) spends the rest of its budget on partition
+   selection over its values and becomes categorical over the kept ones.
+
+**Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram, the point
+masses' counts) are kept
 as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
 estimator as 1-way linear measurements (post-processing: no further privacy cost).
 
@@ -166,7 +174,7 @@ def discover_schema(
         "the hints given for each column (type, categories, bounds, bins, missing)",
         (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
          f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer, or E-series numbers for "
-         "a skewed column), "
+         "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1)), "
          f"max_categories={spec.max_categories}, bins={spec.bins}, edges={spec.edges}; {noise}"),
     ]
     return out
