@@ -44,8 +44,7 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    selection over its values and becomes categorical over the kept ones.
 
 **Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram, the point
-masses' counts) are kept
-as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
+masses' counts) are kept as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
 estimator as 1-way linear measurements (post-processing: no further privacy cost).
 
 Nulls are always representable (``missing: category`` unless hinted).  The schema has ``unknown: other``:
