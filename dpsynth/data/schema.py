@@ -69,8 +69,8 @@ class NumericColumn:
         for i in range(1, len(out)):  # loop over (public) bins: the bin after a point bin is open on the left
             if e[i - 1] == e[i] and e[i] != e[i + 1]:
                 out[i] = "(" + out[i][1:]
-        for i in np.flatnonzero(np.diff(np.asarray(e, dtype=float)) == 0):
-            out[i] = f"[{_fmt(e[i])}, {_fmt(e[i])}]"
+        for j in np.flatnonzero(np.diff(np.asarray(e, dtype=float)) == 0):
+            out[int(j)] = f"[{_fmt(e[int(j)])}, {_fmt(e[int(j)])}]"
         if self.missing:
             out.append("null")
         return out

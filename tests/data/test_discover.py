@@ -494,3 +494,34 @@ def test_the_few_numbers_decision_reads_only_noisy_counts(monkeypatch):
     coupling.mode = "replay"
     found2, _ = _discover(b, raw, seed=2)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_counts_coded_partly_as_text_are_categorical():
+    """FAA's birds_struck: '1' (79%), '2-10', '11-100', 'Over 100', '0'.  Typed numeric (numbers outnumber text),
+    its text was null: 21% of the rows lost.  Text holding 5% of the rows beside a few integers makes it
+    categorical; a wide integral column with a little stray text ('?') stays numeric, its text null."""
+    rng = np.random.default_rng(8)
+    struck = rng.choice(["1", "2-10", "11-100", "Over 100", "0"], size=20000, p=[0.78, 0.19, 0.015, 0.005, 0.01])
+    age = rng.integers(17, 91, size=20000).astype(str).astype(object)
+    age[rng.random(20000) < 0.06] = "?"
+    found, _ = _discover(pd.DataFrame({"struck": struck, "age": age}), {"epsilon": 1.0, "delta": 1e-6})
+    s = found.schema["columns"]["struck"]
+    assert s["type"] == "categorical" and {"1", "2-10", "11-100"} <= set(s["categories"])
+    assert found.schema["columns"]["age"]["type"] == "numeric"
+
+
+def test_the_text_share_decision_reads_only_noisy_counts(monkeypatch):
+    """With table a's noisy outputs replayed, table b (the same five labels, but text in 4 rows only) gets a's
+    categorical schema: a decision on b's true text count would type it numeric."""
+    rng = np.random.default_rng(9)
+    a = pd.DataFrame({"s": rng.choice(["1", "2-10", "11-100", "Over 100", "0"], size=8000,
+                                      p=[0.78, 0.19, 0.015, 0.005, 0.01])})
+    b = pd.DataFrame({"s": ["2-10", "11-100", "Over 100", "0"] + ["1"] * 7996})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 1.0, "delta": 1e-6}
+    found, _ = _discover(a, raw, seed=3)
+    assert found.schema["columns"]["s"]["type"] == "categorical"
+    coupling.mode = "replay"
+    found2, _ = _discover(b, raw, seed=3)
+    assert found2.schema == found.schema and found2.columns == found.columns

@@ -19,7 +19,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 1. **profile** (when the type, integrality or range is unknown; 30% of the column's budget): one noisy histogram
    with a cell per row: null, text, and integral and fractional numbers per public logarithmic bucket (edges 0
    and ±{1, 1.5, 2, 3, 5, 7}·10^k within [−10⁹, 10⁹]).  Cells past a cut that all empty cells stay under with
-   probability ≥ 99% count: text over numbers makes the column categorical; fractional numbers under 10% of the
+   probability ≥ 99% count: text over numbers makes the column categorical (so does text holding 5% of
+   the rows beside a few integers: counts coded 1, 2-10, Over 100); fractional numbers under 10% of the
    numbers make it integral; the support of the buckets (single buckets, or windows of 2, 4, 8, … adjacent
    buckets when none passes alone, then rings and running sums of doubling width for thin tails), widened by two
    buckets on each side, is the coarse range.

@@ -62,6 +62,11 @@ FREE_TEXT_SHARE = 0.1
 """A categorical column whose released categories hold less than this share of its non-null rows (noisy
 counts) is free text or an identifier: it is left out of the schema, and the report says so."""
 
+TEXT_SHARE = 0.05
+"""A column the profile finds mostly numbers is categorical after all when its noisy text holds TEXT_SHARE of its
+non-null rows and its numbers are integers in a coarse range of at most 2·bins (codes written partly as
+numbers, partly as text: '1', '2-10', 'Over 100'); otherwise its text is missing (stray text, '?')."""
+
 FRACTION_SHARE = 0.1
 """A numeric column is integral (decoded to integers) unless the fractional numbers of its profile histogram
 (cells past the cut) exceed both the cut and FRACTION_SHARE of its numbers."""
@@ -143,6 +148,7 @@ class ColumnDiscovery:
         numbers = int(ints.sum() + fracs.sum())
         # noisy non-null rows: the cells past the cut (clipping every cell at 0 would add noise of every empty cell)
         self.non_null = float(max(1, text + dates + numbers))
+        typed_here = kind is None
         if kind is None:
             if text == 0 and dates == 0 and numbers == 0:  # nothing stands out of the noise: the raw noisy sums
                 text, numbers = int(noisy[1]), int(noisy[3:].sum())  # (a date column needs its cell past the cut)
@@ -175,6 +181,13 @@ class ColumnDiscovery:
         lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
         if hi <= lo:
             hi = lo + 1.0
+        few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
+        if typed_here and integral and few and text >= TEXT_SHARE * self.non_null:
+            # a few integers and a sizeable share of text (counts coded '1', '2-10', 'Over 100'): as a number
+            # column the text would be null; as categories every value is kept (partition selection)
+            self.learned.append(f"type categorical after all: noisy text holds {text / self.non_null:.0%} of the "
+                                f"non-null rows beside a few integers in [{lo:g}, {hi:g})")
+            return "categorical", integral, None
         self._skew(ext, ints + fracs, numbers, lo, hi)
         self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
         return kind, integral, (lo, hi)
@@ -239,7 +252,7 @@ class ColumnDiscovery:
         equal = self.spec.edges == "equal" or bins == 1
         weights = None
         kept_values = None
-        self._spikes = None  # the point-mass histogram's budget and heavy cells (points.py), when it can matter
+        self._spikes: tuple[ColumnBudget, tuple] | None = None  # the point-mass histogram's budget and heavy cells (points.py), when it can matter
         if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
             want = kind != "integer" and not equal and worth_measuring(
                 integral=bool(integral), lo=lo, hi=hi, non_null=self.non_null, bins=bins, budget=budget)
