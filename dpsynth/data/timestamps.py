@@ -4,7 +4,8 @@ A datetime column is a numeric column over instants: its bin edges are float
 seconds, so encoding reuses the numeric path once a cell is parsed.  Parsing is
 per cell (a cell's instant depends on that cell alone, so every engine and every
 batch gives the same codes): with a ``format`` a cell is read with that strftime
-format first, then (either way) as ISO 8601; a cell that neither reads is
+format first, then (either way) as ISO 8601, and without a format then in the
+common spellings :data:`COMMON_FORMATS`; a cell that none reads is
 unparseable (NaN).  Time zones: an offset in a cell is honoured, a cell without
 one is taken as UTC, and decoded instants are written in UTC without an offset.
 """
@@ -20,6 +21,7 @@ import pandas as pd
 from dpsynth.errors import ConfigError
 
 __all__ = [
+    "COMMON_FORMATS",
     "DATE_FORMAT",
     "DAY",
     "TIME_FORMAT",
@@ -42,6 +44,14 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 DAY = 86400.0
 MAX_CALENDAR_BINS = 100_000
 """Most calendar bins one column may declare (an hourly grid over 11 years)."""
+
+COMMON_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%Y/%m/%d %H:%M:%S", "%Y/%m/%d", "%d.%m.%Y",
+                  "%d.%m.%Y %H:%M:%S")
+"""Spellings of dates a cell without a ``format`` is read with when it is not ISO 8601 (in this order, the first
+that reads it): US month/day/year (as spreadsheets and many exports write them: the FAA's ``9/30/1990 0:00:00``),
+year/month/day, and day.month.year.  Day/month/year with slashes is ambiguous with the US order: give it as the
+column's ``format``."""
+_NUMERIC_DATE = r"^\s*\d{1,4}[/.]\d{1,2}[/.]\d{1,4}(\s|$)"
 
 _EPOCH = pd.Timestamp(0, tz="UTC")
 _SECOND = pd.Timedelta(seconds=1)
@@ -81,6 +91,14 @@ def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:
         parsed = pd.to_datetime(text[todo], errors="coerce", utc=True, format=form)
         out[todo] = _seconds(parsed)
         todo &= np.isnan(out)
+    if fmt is None and todo.any():  # common non-ISO spellings, each cell read by itself in a fixed order
+        todo &= text.str.match(_NUMERIC_DATE).fillna(False).to_numpy(dtype=bool)
+        for form in COMMON_FORMATS:
+            if not todo.any():
+                break
+            parsed = pd.to_datetime(text[todo], errors="coerce", utc=True, format=form)
+            out[todo] = _seconds(parsed)
+            todo &= np.isnan(out)
     return out
 
 

@@ -145,7 +145,8 @@ def test_cells_parse_by_themselves():
     got = instants(col)
     day = _secs("2016-01-02")
     np.testing.assert_array_equal(got[:4], [day, day + 3 * 3600 + 245, day + 2 * 3600 + 245, day])
-    assert np.isnan(got[4:8]).all() and got[8] == day
+    assert got[4] == _secs("2016-02-01")  # without a format, slashes read month first (COMMON_FORMATS)
+    assert np.isnan(got[5:8]).all() and got[8] == day
     with_format = instants(col, "%d/%m/%Y")  # the format first, then ISO 8601
     assert with_format[4] == day and with_format[0] == day and np.isnan(with_format[5])
     # a cell's instant does not depend on its neighbours
@@ -214,11 +215,12 @@ def test_uniform_decoding_draws_spread_over_the_bin():
 
 
 def test_profile_datetime_seconds():
-    col = pd.Series(["2016-01-02", "x", None, "03/01/2016"], dtype=object)
-    seconds, ok = ColumnProfile(col).datetime_seconds()
-    assert seconds[0] == _secs("2016-01-02") and ok.tolist() == [True, False, False, False]
+    col = pd.Series(["2016-01-02", "x", None, "03/01/2016", "25/01/2016"], dtype=object)
+    seconds, ok = ColumnProfile(col).datetime_seconds()  # without a format: month first, so 25/01 reads as nothing
+    assert seconds[0] == _secs("2016-01-02") and ok.tolist() == [True, False, False, True, False]
+    assert seconds[3] == _secs("2016-03-01")
     seconds, ok = ColumnProfile(col).datetime_seconds("%d/%m/%Y")
-    assert ok.tolist() == [True, False, False, True] and seconds[3] == _secs("2016-01-03")
+    assert ok.tolist() == [True, False, False, True, True] and seconds[3] == _secs("2016-01-03")
 
 
 # ---------------------------------------------------------------------------- engines
@@ -277,3 +279,15 @@ def test_datetime_columns_are_read_as_text(tmp_path, engine):
     finally:
         getattr(counts, "close", lambda: None)()
     assert cfg.domain.text_columns == ["when", "kind"]
+
+
+def test_common_spellings_of_dates_read_without_a_format():
+    """A discovered schema has no format: the FAA's '9/30/1990 0:00:00' was text, every synthetic date __other__.
+    Cells that are not ISO 8601 are read in the public COMMON_FORMATS, each by itself."""
+    col = pd.Series(["9/30/1990 0:00:00", "11/29/1993 13:05", "1990/09/30", "30.09.1990", "9/30/90x", "30/9/1990"],
+                    dtype=object)
+    got = instants(col)
+    day = _secs("1990-09-30")
+    assert got[0] == day and got[1] == _secs("1993-11-29T13:05:00") and got[2] == day and got[3] == day
+    assert np.isnan(got[4:]).all()
+    np.testing.assert_array_equal([instants(col[i:i + 1])[0] for i in range(6)], got)  # cell by cell, the same

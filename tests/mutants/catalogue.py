@@ -512,8 +512,8 @@ MUTANTS += [
          tests=["tests/data/test_discover_points.py"]),
     dict(id="discover-text-share-true-count", file=DCOL,
          why="issue 27: a few-integers column with much text typed categorical on its true text count",
-         old="        if typed_here and integral and few and text >= TEXT_SHARE * self.non_null:\n",
-         new="        if typed_here and integral and few and self.profile.profile_counts(edges)[1] >= TEXT_SHARE * self.non_null:\n",
+         old="        if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:\n",
+         new="        if typed_here and integral and few and 0 < self.profile.profile_counts(edges)[1] >= TEXT_SHARE * self.non_null:\n",
          tests=T_DISC),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "

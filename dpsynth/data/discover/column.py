@@ -182,10 +182,10 @@ class ColumnDiscovery:
         if hi <= lo:
             hi = lo + 1.0
         few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
-        if typed_here and integral and few and text >= TEXT_SHARE * self.non_null:
+        if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:
             # a few integers and a sizeable share of text (counts coded '1', '2-10', 'Over 100'): as a number
             # column the text would be null; as categories every value is kept (partition selection)
-            self.learned.append(f"type categorical after all: noisy text holds {text / self.non_null:.0%} of the "
+            self.learned.append(f"type categorical after all: noisy text holds {kept[1] / self.non_null:.0%} of the "
                                 f"non-null rows beside a few integers in [{lo:g}, {hi:g})")
             return "categorical", integral, None
         self._skew(ext, ints + fracs, numbers, lo, hi)
