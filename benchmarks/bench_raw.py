@@ -181,6 +181,28 @@ def run_release(cmd: list[str], out: Path, timeout: float) -> dict:
     return rec
 
 
+def evaluate_verdict(table: Path, out: Path, timeout: float) -> dict:
+    """``dpsynth evaluate`` on a zero-config release, as its user would run it (the written config, the real
+    table, 2-way only): its verdict against the independence baseline, to check against the neutral judge's
+    (issue 27: evaluate must never call rows better than independence that a neutral binning finds worse)."""
+    config = Path(str(out) + ".config.yaml")
+    if not config.exists():
+        return {"evaluate_exit": "no config written"}
+    js = out.with_suffix(".evaluate.json")
+    cmd = _cli() + ["evaluate", "-c", str(config), "--real", str(table), "--synthetic", str(out), "--k", "2",
+                    "--ranges", "0", "--json", str(js)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        return {"evaluate_exit": "timeout"}
+    if proc.returncode != 0 or not js.exists():
+        return {"evaluate_exit": proc.returncode, "evaluate_stderr": proc.stderr.strip().splitlines()[-1:]}
+    verdict = json.loads(js.read_text()).get("verdict") or {}
+    return {"evaluate_exit": 0, "evaluate_ratio": verdict.get("ratio"),
+            "evaluate_better": verdict.get("better_than_baseline")}
+
+
 def judged_columns(real: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Columns judged, and identifier / free-text columns left out.
 
@@ -220,7 +242,7 @@ ARMS = ("a", "b", "a+")
 
 def bench_table(table: Table, *, seeds: list[int], epsilon: float, delta: float, timeout: float,
                 native: bool, config: Path | None = None, triples: int = 200,
-                arms: tuple[str, ...] = ("a", "b")) -> dict:
+                arms: tuple[str, ...] = ("a", "b"), evaluate: bool = True) -> dict:
     config = config or CONFIGS / f"{table.name}.yaml"
     with tempfile.TemporaryDirectory(prefix=f"bench_raw_{table.name}_") as tmp:
         work = Path(tmp)
@@ -252,6 +274,11 @@ def bench_table(table: Table, *, seeds: list[int], epsilon: float, delta: float,
                 rows = rec.pop("rows", None)
                 if rows is not None:
                     rec |= judge.score(rows)
+                    if arm == "a" and evaluate:
+                        rec |= evaluate_verdict(path, out, timeout)
+                        ind = result["independence"]["l1_2way"]
+                        # misleading: evaluate says better than independence, the neutral judge finds worse
+                        rec["evaluate_misleads"] = bool(rec.get("evaluate_better")) and rec["l1_2way"] > ind
                 result["runs"].append({"arm": arm, "seed": seed} | rec)
                 print(f"  {table.name} seed {seed} ({arm}): exit {rec['exit']}, {rec['seconds']} s, "
                       f"2-way L1 {rec.get('l1_2way', float('nan')):.4f}", file=sys.stderr, flush=True)
@@ -274,6 +301,11 @@ def summarise(result: dict) -> dict:
             row[f"{arm}_{key}"] = _mean(runs, arm, key)
         codes = [r["exit"] for r in runs if r["arm"] == arm]
         row[f"{arm}_exit"] = ",".join(str(c) for c in codes)
+    judged = [r for r in runs if r["arm"] == "a" and "evaluate_misleads" in r]
+    if judged:
+        row["evaluate_ratio"] = _mean(runs, "a", "evaluate_ratio")
+        row["evaluate_misleads"] = sum(r["evaluate_misleads"] for r in judged)
+        row["evaluate_runs"] = len(judged)
     for key in ("tv_1way", "l1_2way", "l1_3way"):
         row[f"ind_{key}"] = ind[key]
         row[f"unif_{key}"] = result["uniform"][key]
@@ -308,6 +340,14 @@ def markdown(rows: list[dict]) -> str:
             f"{_f(r['a_l1_3way'])} / {_f(r['b_l1_3way'])} / {_f(r['ind_l1_3way'])} | "
             f"{_f(r['a/b_l1_2way'], 2)} | {_f(r['a/ind_l1_2way'], 2)} | {_f(r['a/b_l1_3way'], 2)} | "
             f"{_f(r['a/ind_l1_3way'], 2)} |")
+    judged = [r for r in rows if "evaluate_runs" in r]
+    if judged:
+        lines += ["", ("| table | `evaluate` synthetic/independence 2-way (its own neutral bins) | "
+                       "judge a/indep 2-way | runs where evaluate said better and the judge found worse |"),
+                  "|" + "---|" * 4]
+        for r in judged:
+            lines.append(f"| {r['table']} | {_f(r['evaluate_ratio'], 2)} | {_f(r.get('a/ind_l1_2way'), 2)} | "
+                         f"{r['evaluate_misleads']} of {r['evaluate_runs']} |")
     plus = [r for r in rows if "a+_l1_2way" in r]
     if plus:
         lines += ["", ("| table | exit a+ | time a+ (s) | 1-way TV a+ | 2-way L1 a+ (a+/b, a+/indep) | "
@@ -330,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a: zero-config; b: hand-written schema; a+: a with missing: category hinted on "
                              "every column (diagnostic)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per release")
+    parser.add_argument("--no-evaluate", action="store_true",
+                        help="skip running `dpsynth evaluate` on each zero-config release (its verdict vs the judge's)")
     parser.add_argument("--out", default=None, help="JSON path (default benchmarks/results/raw_<date>.json)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.tables if t not in TABLES]
@@ -343,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench_raw: skipping {name}: {table.path} is absent", file=sys.stderr)
             continue
         results.append(bench_table(table, seeds=list(range(args.seeds)), epsilon=args.epsilon, delta=args.delta,
-                                   timeout=args.timeout, native=native, arms=tuple(args.arms)))
+                                   timeout=args.timeout, native=native, arms=tuple(args.arms),
+                                   evaluate=not args.no_evaluate))
     rows = [summarise(r) for r in results]
     print(markdown(rows))
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"raw_{dt.date.today():%Y%m%d}.json"

@@ -244,9 +244,15 @@ def test_bench_raw_runs_both_arms_on_a_tiny_table(tmp_path):
     for arm in ("a", "a+"):  # recorded whatever dpsynth's discovery does; judged when it exits 0
         assert isinstance(runs[arm]["exit"], int) and isinstance(runs[arm]["stderr"], list)
         assert runs[arm]["exit"] != 0 or 0 <= runs[arm]["l1_2way"] <= 2
+    if runs["a"]["exit"] == 0:  # dpsynth evaluate ran on (a) as its user would: its verdict beside the judge's
+        assert runs["a"]["evaluate_exit"] == 0 and runs["a"]["evaluate_ratio"] > 0
+        assert runs["a"]["evaluate_misleads"] == (runs["a"]["evaluate_better"]
+                                                  and runs["a"]["l1_2way"] > result["independence"]["l1_2way"])
     row = bench_raw.summarise(result)
     assert row["b_l1_2way"] == runs["b"]["l1_2way"] and 0 < row["ind_l1_2way"] < row["unif_l1_2way"]
     table_md = bench_raw.markdown([row])
+    if runs["a"]["exit"] == 0:
+        assert f"| tiny | {row['evaluate_ratio']:.2f} |" in table_md and "of 1 |" in table_md
     assert "| tiny (400 × 4) |" in table_md and f"| tiny | {runs['a+']['exit']} |" in table_md
 
 
