@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.peers import releases, run, tables
-from benchmarks.peers.scoring import KWayScorer, load_table
+from benchmarks.peers.scoring import KWayScorer, TabBenchScorer, load_table
 from benchmarks.peers.snsynth_child import _round_counts
 
 
@@ -40,6 +40,29 @@ def test_scorer_matches_hand_computed_l1():
     assert got == {"l1_2way": pytest.approx(want2), "marginals_2way": 3,
                    "l1_3way": pytest.approx(_l1(t3, s3)), "marginals_3way": 1}
     assert scorer.score(true) == {"l1_2way": 0.0, "marginals_2way": 3, "l1_3way": 0.0, "marginals_3way": 1}
+
+
+def test_tab_bench_scorer_matches_hand_computed_values():
+    """TVD = half the L1 over every column and pair; a query's error is |real fraction - synthetic fraction|."""
+    true = np.array([[0, 0, 1], [0, 1, 1], [1, 1, 0], [1, 1, 1]])
+    synth = np.array([[0, 0, 0], [1, 1, 1]])
+    sc = TabBenchScorer(true, (2, 2, 2), [True, False, False], queries=50, seed=3)
+    got = sc.score(synth)
+    assert got["tb_tvd_1way"] == pytest.approx(np.mean([0.0, 0.25, 0.25]))  # column 0: 1/2, 1/2 in both
+    pairs = [(0, 1), (0, 2), (1, 2)]
+
+    def counts(codes, attrs):
+        return np.bincount(codes[:, attrs[0]] * 2 + codes[:, attrs[1]], minlength=4).astype(float)
+
+    assert got["tb_tvd_2way"] == pytest.approx(np.mean([_l1(counts(true, a), counts(synth, a)) / 2 for a in pairs]))
+    assert len(sc.queries) == 50 and all(len({j for j, _, _ in q}) == 3 for q in sc.queries)
+    want = []
+    for q in sc.queries:  # by hand, row by row
+        def frac(rows, q=q):
+            return np.mean([all(lo <= r[j] <= hi for j, lo, hi in q) for r in rows])
+        want.append(abs(frac(true) - frac(synth)))
+    assert got["tb_query_3way"] == pytest.approx(np.mean(want)) and got["tb_query_3way"] > 0
+    assert sc.score(true) == {"tb_tvd_1way": 0.0, "tb_tvd_2way": 0.0, "tb_query_3way": 0.0}
 
 
 def test_scorer_bounds_and_checks():

@@ -34,13 +34,25 @@ import pandas as pd
 from benchmarks.grid import ROOT
 
 from . import releases
-from .scoring import KWayScorer, load_table
+from .scoring import KWayScorer, TabBenchScorer, load_table
 from .tables import TABLES
 
 RESULTS = ROOT / "benchmarks" / "results"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scorers:
+    """Every score of one release: the k-way L1 of :class:`KWayScorer` and the tab_bench metrics."""
+
+    kway: KWayScorer
+    tab_bench: TabBenchScorer
+
+    def score(self, codes) -> dict[str, float]:
+        return self.kway.score(codes) | self.tab_bench.score(codes)
+
 COLUMNS = [
     "dataset", "n", "columns", "tool", "method", "algorithm", "variant", "epsilon", "delta", "seed", "status",
-    "l1_2way", "l1_3way", "seconds", "cpu_seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
+    "l1_2way", "l1_3way", "tb_tvd_1way", "tb_tvd_2way", "tb_query_3way", "seconds", "cpu_seconds", "fit_seconds", "sample_seconds", "child_seconds", "peak_mb", "base_mb",
     "epsilon_spent", "delta_spent", "chosen", "chosen_why", "rounds", "budget_share", "marginals_2way", "marginals_3way", "params", "workload",
     "error",
 ]
@@ -96,7 +108,8 @@ class Runner:
         t0 = time.perf_counter()
         table = load_table(name, shared=a.shared_data)
         ds = TABLES[name]
-        scorer = KWayScorer(table.codes, table.sizes, sample=ds.eval_sample, seed=0)
+        scorer = Scorers(KWayScorer(table.codes, table.sizes, sample=ds.eval_sample, seed=0),
+                         TabBenchScorer(table.codes, table.sizes, [c.ordered for c in table.config.domain.columns]))
         common = {"dataset": name, "n": int(table.codes.shape[0]), "columns": len(table.sizes)}
         _log(f"{name}: {common['n']} rows x {common['columns']} columns, domain {table.sizes} "
              f"({time.perf_counter() - t0:.1f} s to load and encode)")
