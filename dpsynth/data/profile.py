@@ -14,6 +14,8 @@ equivalent for one raw column.  It answers three questions, all *private*:
   numeric values lie strictly below each;
 * :meth:`ColumnProfile.point_counts`: for public candidate values, how many
   numeric values equal each exactly;
+* :meth:`ColumnProfile.spelling_counts`: how many cells read as instants in each public spelling (a
+  histogram over :data:`~dpsynth.data.timestamps.SPELLING_CELLS` cells);
 * :meth:`ColumnProfile.datetime_seconds`: the cells read as instants (private
   values, for counts over a public calendar grid; never released as they are).
 
@@ -29,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discretize import cell_labels, match_numbers
-from dpsynth.data.timestamps import instants
+from dpsynth.data.timestamps import SPELLING_CELLS, instants, spelling_cells
 
 __all__ = ["KINDS", "ColumnProfile"]
 
@@ -98,6 +100,14 @@ class ColumnProfile:
             text = self._col.where(~self._finite & ~self._null, None).astype(object)
             self.__dict__["_seconds"] = instants(text)
         return self.__dict__["_seconds"]
+
+    def spelling_counts(self) -> np.ndarray:
+        """Rows per spelling cell of :func:`~dpsynth.data.timestamps.spelling_cells` (which public spelling,
+        zero-padded or not, midnight / whole hour / finer): int64, :data:`SPELLING_CELLS` cells; a row is in at
+        most one cell (numbers, nulls and text that is not an instant in none)."""
+        text = self._col.where(~self._finite & ~self._null, None).astype(object)
+        cell = spelling_cells(text)
+        return np.bincount(cell[cell >= 0], minlength=SPELLING_CELLS).astype(np.int64)
 
     def as_instants(self) -> ColumnProfile:
         """The profile of this column's instants (seconds since the epoch; numbers and unparseable text are

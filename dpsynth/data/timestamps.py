@@ -24,6 +24,9 @@ __all__ = [
     "COMMON_FORMATS",
     "DATE_FORMAT",
     "DAY",
+    "HOUR",
+    "SPELLINGS",
+    "SPELLING_CELLS",
     "TIME_FORMAT",
     "UNITS",
     "calendar_edges",
@@ -34,6 +37,8 @@ __all__ = [
     "instants",
     "parse_instant",
     "resolution",
+    "spelled_format",
+    "spelling_cells",
 ]
 
 UNITS = ("year", "month", "day", "hour")
@@ -42,6 +47,7 @@ UNITS = ("year", "month", "day", "hour")
 DATE_FORMAT = "%Y-%m-%d"
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 DAY = 86400.0
+HOUR = 3600.0
 MAX_CALENDAR_BINS = 100_000
 """Most calendar bins one column may declare (an hourly grid over 11 years)."""
 
@@ -51,6 +57,16 @@ COMMON_FORMATS = ("%m/%d/%Y %H:%M:%S", "%m/%d/%Y %H:%M", "%m/%d/%Y", "%Y/%m/%d %
 that reads it): US month/day/year (as spreadsheets and many exports write them: the FAA's ``9/30/1990 0:00:00``),
 year/month/day, and day.month.year.  Day/month/year with slashes is ambiguous with the US order: give it as the
 column's ``format``."""
+
+SPELLINGS = ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M",
+             "%Y-%m-%dT%H:%M") + COMMON_FORMATS
+"""The public spellings a discovered datetime column may be written back in (ISO dates and timestamps, then
+:data:`COMMON_FORMATS`); :func:`spelling_cells` puts each cell in the first that reads it exactly, or in a last
+cell for other readable spellings (fractions of a second, offsets)."""
+TIME_STATES = ("midnight", "hour", "finer")
+"""What a cell's instant carries besides its date: nothing (midnight), a whole hour, minutes or seconds."""
+SPELLING_CELLS = (len(SPELLINGS) + 1) * 2 * len(TIME_STATES)
+"""Cells of :func:`spelling_cells`: (spelling or other) × (zero-padded, not) × time state."""
 _NUMERIC_DATE = r"^\s*\d{1,4}[/.]\d{1,2}[/.]\d{1,4}(\s|$)"
 
 _EPOCH = pd.Timestamp(0, tz="UTC")
@@ -85,7 +101,8 @@ def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:
     text = col.astype("string")
     out = np.full(len(col), np.nan)
     todo = text.notna().to_numpy().copy()
-    for form in ((fmt,) if fmt else ()) + ("ISO8601",):  # at most two vectorised passes
+    read = fmt.replace("%-", "%") if fmt else None  # '%-m' (no zero padding) writes what '%m' reads
+    for form in ((read,) if read else ()) + ("ISO8601",):  # at most two vectorised passes
         if not todo.any():
             break
         parsed = pd.to_datetime(text[todo], errors="coerce", utc=True, format=form)
@@ -100,6 +117,52 @@ def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:
             out[todo] = _seconds(parsed)
             todo &= np.isnan(out)
     return out
+
+
+def spelling_cells(col: pd.Series) -> np.ndarray:
+    """The cell of each cell's spelling (−1 when null, a number, or not an instant), vectorised per spelling.
+
+    Cell ((s·2 + p)·3 + t): s the first of :data:`SPELLINGS` that reads the text exactly (len(SPELLINGS): another
+    spelling :func:`instants` reads), p = 1 when a numeric field has one digit only ('9/30/1990 0:00:00': not
+    zero-padded), t the :data:`TIME_STATES` of its instant (midnight, a whole hour, finer).  A cell's code depends
+    on that cell alone."""
+    out = np.full(len(col), -1, dtype=np.int64)
+    if pd.api.types.is_bool_dtype(col) or pd.api.types.is_numeric_dtype(col) or \
+            pd.api.types.is_datetime64_any_dtype(col):
+        return out  # numbers are not instants; a typed timestamp has no spelling
+    text = col.astype("string").str.strip()
+    numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    seconds = instants(col)
+    todo = ~np.isnan(seconds) & ~numeric
+    which = np.full(len(col), len(SPELLINGS), dtype=np.int64)
+    pending = todo.copy()
+    for s, form in enumerate(SPELLINGS):  # loop over the public spellings; each pass is vectorised
+        if not pending.any():
+            break
+        hit = pd.to_datetime(text[pending], errors="coerce", utc=True, format=form).notna().to_numpy()
+        idx = np.flatnonzero(pending)[hit]
+        which[idx] = s
+        pending[idx] = False
+    short = text.str.contains(r"(?<!\d)\d(?!\d)", regex=True).fillna(False).to_numpy(dtype=bool)
+    state = np.where(np.nan_to_num(seconds) % DAY == 0, 0, np.where(np.nan_to_num(seconds) % HOUR == 0, 1, 2))
+    code = (which * 2 + short) * len(TIME_STATES) + state
+    out[todo] = code[todo]
+    return out
+
+
+def spelled_format(spelling: str, unpadded: bool, state: int) -> str:
+    """The strftime format that writes instants as ``spelling`` does: without zero padding of month, day and hour
+    when ``unpadded`` ('%-m'), and with the time fields that the :data:`TIME_STATES` ``state`` says are always
+    zero written as literal zeros ('%m/%d/%Y 0:00:00' for midnights), so that decoding draws whole days or hours
+    (:func:`resolution`)."""
+    fmt = spelling
+    if unpadded:
+        fmt = fmt.replace("%m", "%-m").replace("%d", "%-d").replace("%H", "%-H")
+    if state <= 1:
+        fmt = fmt.replace("%M", "00").replace("%S", "00")
+    if state == 0:
+        fmt = fmt.replace("%-H", "0").replace("%H", "00")
+    return fmt
 
 
 def parse_instant(value, path: str) -> float:
@@ -169,6 +232,7 @@ def default_format(edges) -> str:
 def resolution(fmt: str) -> float:
     """Seconds between consecutive decoded instants: the finest field the format writes (second, minute,
     hour), else a day, so that the written text is the decoded instant itself."""
+    fmt = fmt.replace("%-", "%")
     return next((step for step, fields in _STEPS if any(f in fmt for f in fields)), DAY)
 
 
