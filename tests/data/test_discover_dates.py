@@ -194,3 +194,13 @@ def test_a_discovered_format_is_a_valid_config_that_reads_the_input():
     col = cfg.domain.columns[cfg.domain.index("date")]
     assert col.output_format == "%-m/%-d/%Y 0:00:00"
     assert np.isfinite(instants(pd.Series(["9/30/1990 0:00:00"], dtype=object), col.format)).all()
+
+
+def test_years_written_as_numbers_are_not_dates():
+    """movies' `year` ('1971'): numbers are numbers, never instants, whatever spelling they could be read in."""
+    rng = np.random.default_rng(8)
+    table = pd.DataFrame({"year": rng.integers(1930, 2005, size=3000).astype(str)})
+    assert ColumnProfile(table["year"]).spelling_counts().sum() == 0
+    found, _ = _discover(table)
+    spec = found.schema["columns"]["year"]
+    assert spec["type"] == "numeric" and "format" not in spec

@@ -335,7 +335,7 @@ class ColumnDiscovery:
         return found
 
     def _datetime(self, budget: ColumnBudget) -> dict:
-        """A date or timestamp column (see the module docstring, step 4): its spelling (:meth:`_spelling`, with
+        """A date or timestamp column (docs/privacy.md, "Dates"): its spelling (:meth:`_spelling`, with
         :data:`SPELLING_SHARE` of the stage's budget), then a noisy histogram of its instants per calendar year
         over the public range :data:`DATETIME_RANGE` (:data:`FINE_SHARE` of the rest) whose support is the year
         span, then one over that span in the finest calendar unit (month, day, hour; no finer than the spelling
