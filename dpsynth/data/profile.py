@@ -105,6 +105,8 @@ class ColumnProfile:
         """Rows per spelling cell of :func:`~dpsynth.data.timestamps.spelling_cells` (which public spelling,
         zero-padded or not, midnight / whole hour / finer): int64, :data:`SPELLING_CELLS` cells; a row is in at
         most one cell (numbers, nulls and text that is not an instant in none)."""
+        if pd.api.types.is_datetime64_any_dtype(self._col):  # typed timestamps (Parquet) have no spelling
+            return np.zeros(SPELLING_CELLS, dtype=np.int64)
         text = self._col.where(~self._finite & ~self._null, None).astype(object)
         cell = spelling_cells(text)
         return np.bincount(cell[cell >= 0], minlength=SPELLING_CELLS).astype(np.int64)
