@@ -113,6 +113,10 @@ def test_mixed_spellings_without_a_majority_stay_iso():
     spelled = np.choose(pick, [days.strftime(f).to_numpy() for f in ("%Y-%m-%d", "%d.%m.%Y", "%Y/%m/%d")])
     found, _ = _discover(pd.DataFrame({"d": spelled}), epsilon=2.0)
     assert "format" not in found.schema["columns"]["d"]
+    hours = days + pd.to_timedelta(rng.integers(0, 24, size=4000), unit="h")
+    spelled = np.choose(pick, [hours.strftime(f).to_numpy() for f in (US, "%Y-%m-%dT%H:%M:%S", "%d.%m.%Y %H:%M:%S")])
+    found, _ = _discover(pd.DataFrame({"d": spelled}), epsilon=2.0)
+    assert found.schema["columns"]["d"]["format"] == "%Y-%m-%dT%H:00:00"  # times of day kept, in ISO
 
 
 class _Replay:

@@ -383,8 +383,9 @@ class ColumnDiscovery:
         finer).  Cells past the cut count (post-processing).  The spelling whose cells hold the most rows is the
         column's ``format`` when it holds :data:`SPELLING_MOST` of them; not zero-padded when such cells pass the
         cut and hold :data:`TIME_SHARE` of its rows; with a time part when non-midnight cells do (else its time
-        fields are written as literal zeros), to the hour unless finer ones do.  Returns (format or None, the
-        step in seconds decoded values are drawn in: a day, an hour or a second)."""
+        fields are written as literal zeros), to the hour unless finer ones do.  Without such a spelling, an ISO
+        timestamp format when the column carries times of day, else None (ISO dates).  Returns (format or None,
+        the step in seconds decoded values are drawn in: a day, an hour or a second)."""
         noisy = budget.histogram(self.profile.spelling_counts(), f"rows per public spelling ({SPELLING_CELLS} cells: "
                                  "spelling, zero padding, time part)")
         cut = budget.block_cut(1, noisy.size)
@@ -396,14 +397,18 @@ class ColumnDiscovery:
         times = kept[:, :, 1:].sum()  # rows past the cut with a time of day, over every spelling
         finer = kept[:, :, 2].sum()
         step = DAY if times < TIME_SHARE * max(total, 1.0) else (HOUR if finer < TIME_SHARE * total else 1.0)
-        if total <= 0 or winner == len(SPELLINGS) or held < SPELLING_MOST * total:
-            self.learned.append("no public spelling holds most of the rows (noisy counts): written as ISO 8601")
-            return None, step
-        unpadded = bool(kept[winner, 1].sum() >= TIME_SHARE * held)
         state = 0 if step == DAY else (1 if step == HOUR else 2)
+        if total <= 0 or winner == len(SPELLINGS) or held < SPELLING_MOST * total:
+            if state == 0:
+                self.learned.append("no public spelling holds most of the rows (noisy counts): written as ISO dates")
+                return None, step
+            fmt = spelled_format("%Y-%m-%dT%H:%M:%S", False, state)  # the times of day are kept
+            self.learned.append(f"no public spelling holds most of the rows (noisy counts): written as {fmt!r}")
+            return fmt, resolution(fmt)
+        unpadded = bool(kept[winner, 1].sum() >= TIME_SHARE * held)
         fmt = spelled_format(SPELLINGS[winner], unpadded, state)
         self.learned.append(f"format {fmt!r}: its spelling holds about {held / total:.0%} of the dates (noisy counts)")
-        return fmt, min(step, resolution(fmt))
+        return fmt, resolution(fmt)
 
     def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0, *,
               points: bool = False):
