@@ -17,7 +17,11 @@ HELD-OUT tables (run only for the closing figures, never tuned on): ``nasscds``,
 ``mplsstops``, ``loans``, ``fertility``. Fresh held-out tables of the third session (none of them looked at or
 tuned on before): group ``held-out-3a`` (``movies``, ``covid_testing``, ``baseball``, ``weather``), run once at
 the time they were added; group ``held-out-3b`` (``birds``, ``who``, ``wa_churn``), exported and configured but
-RESERVED for the session's closing check: nobody runs or tunes on them before that.
+RESERVED for the session's closing check: nobody runs or tunes on them before that. Fresh held-out tables of
+the fourth session: group ``held-out-4`` (``chicago``, ``polls_2016``, ``mn_force``, ``rodents``, ``storms``,
+``randhie``), exported with hand-written schemas only and RESERVED for session 4's closing check (issue 27:
+zero-config within 1.25x the 2-way L1 of the hand schema): nobody runs ``bench_raw``, ``schema discover`` or a
+release without ``-c`` on them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -54,6 +58,19 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
     "who": ("tidyr", "who", "held-out-3b",
             "WHO tuberculosis notifications 1980-2013, 7,240 x 60: wide, skewed counts, many nulls"),
     "wa_churn": ("modeldata", "wa_churn", "held-out-3b", "IBM Watson telco customer churn, 7,043 x 20"),
+    # session 4: RESERVED for session 4's closing check, never run (zero-config) or tuned on before it
+    "chicago": ("modeldata", "Chicago", "held-out-4",
+                "CTA L ridership, weather and games by day 2001-2016, 5,698 x 50: wide, date, signed temps, outliers"),
+    "polls_2016": ("dslabs", "polls_us_election_2016", "held-out-4",
+                   "538 US presidential polls 2015-2016, 4,208 x 15: two dates, 196 pollsters, 99% null McMullin"),
+    "mn_force": ("openintro", "mn_police_use_of_force", "held-out-4",
+                 "Minneapolis police use of force 2016-2021, 12,925 x 13: timestamp, padded codes, case variants"),
+    "rodents": ("ratdat", "complete", "held-out-4",
+                "Portal Project rodent captures 1977-2002, 35,549 x 13: record id, species codes, skewed weight"),
+    "storms": ("dplyr", "storms", "held-out-4",
+               "NOAA HURDAT2 Atlantic storm tracks 1975-2022, 19,537 x 13: names, signed longitude, 75% null"),
+    "randhie": ("sampleSelection", "RandHIE", "held-out-4",
+                "RAND Health Insurance Experiment person-years, 20,190 x 45: person id, zero-heavy dollars, logs"),
 }
 
 

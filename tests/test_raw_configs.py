@@ -15,7 +15,7 @@ from benchmarks import bench_raw, fetch_raw
 from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
-ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b"}
+ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -33,6 +33,18 @@ def test_fresh_held_out_groups_are_disjoint_from_the_tables_used_before():
     used = {(p.lower(), i.lower()) for n, (p, i, r, _) in fetch_raw.TABLES.items() if r in ("dev", "held-out")}
     fresh = {(p.lower(), i.lower()) for n, (p, i, r, _) in fetch_raw.TABLES.items() if r.startswith("held-out-3")}
     assert not used & fresh
+
+
+def test_session_4_held_out_group_is_fresh_and_varied():
+    """Group held-out-4 (RESERVED for session 4's closing check): six tables that no earlier group used, from
+    at least five R packages, none of them Adult or COMPAS."""
+    tables = fetch_raw.TABLES
+    group = {n: t for n, t in tables.items() if t[2] == "held-out-4"}
+    assert len(group) == 6
+    earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-4"}
+    assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert len({p for p, _, _, _ in group.values()}) >= 5
+    assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
