@@ -131,7 +131,7 @@ def _strip(df: pd.DataFrame) -> pd.DataFrame:
     """``schema.strip``: spaces around names and text fields removed; a field of spaces becomes null."""
     df = df.rename(columns=lambda c: str(c).strip())
     for c in df.columns:  # loop over columns; each is vectorized
-        if df[c].dtype == object:
+        if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):  # pandas 3 reads text as str
             s = df[c].str.strip()
             df[c] = s.mask(s == "")
     return df

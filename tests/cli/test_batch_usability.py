@@ -383,6 +383,23 @@ def test_uci_padded_fields_and_schema_strip(runner, tmp_path):
     assert (tmp_path / "numpy.csv").read_bytes() == (tmp_path / "stream.csv").read_bytes()
 
 
+def test_schema_strip_removes_trailing_spaces_on_both_engines(runner, tmp_path):
+    """Trailing spaces too: pandas 3 reads text as the str dtype, which _strip once skipped (only the leading
+    spaces went, by skipinitialspace), so 'Private  ' stayed outside its category and the release refused."""
+    df = _adult_head()
+    df["workclass"] = df["workclass"].fillna("Private") + "  "
+    src = tmp_path / "trail.csv"
+    df.to_csv(src, index=False)
+    raw = yaml.safe_load(Path(ADULT_CFG).read_text())
+    raw["schema"]["strip"] = True
+    raw["schema"]["unknown"] = "error"
+    cfg = tmp_path / "strip.yaml"
+    cfg.write_text(yaml.safe_dump(raw, sort_keys=False))
+    for res in _release_both_engines(runner, tmp_path, cfg, src):
+        assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "numpy.csv").read_bytes() == (tmp_path / "stream.csv").read_bytes()
+
+
 def test_padded_values_hint(runner, tmp_path):
     df = _adult_head()
     df["workclass"] = " " + df["workclass"].fillna("Private")
