@@ -352,11 +352,7 @@ def _auto(f: Facts) -> AlgorithmPlan:
                                  epsilon=f.epsilon, sizes=f.config.domain.sizes)
     base, _, scope = name.partition(":")
     params = get_algorithm(base).parse_params({**raw, "sampling": f.config.params.sampling})
-    marginals = f.config.marginals  # the workload the chosen algorithm is given (auto.chosen)
-    if scope == "1-way":
-        marginals = tuple((a,) for a in sorted({a for m in marginals for a in m}))
-    elif scope == "3-way":
-        marginals = auto.widened(marginals)
+    marginals = auto.scoped(scope, f.config.marginals)  # the workload the chosen algorithm is given
     config = dataclasses.replace(f.config, algorithm=base, params=params,
                                  workload=dataclasses.replace(f.config.workload, marginals=marginals))
     cells = [config.domain.cells(m) for m in marginals]

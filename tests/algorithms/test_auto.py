@@ -8,7 +8,7 @@ import pytest
 import dpsynth
 from dpsynth.algorithms import auto
 from dpsynth.config import parse_config
-from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
+from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx_dp_to_zcdp
 
 
 def test_rules():
@@ -39,6 +39,39 @@ def test_low_signal_rule():
     assert auto.choose(workload=two, delta=0.0, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "laplace:1-way"
     assert auto.choose(workload=two, delta=1e-6, n=40, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:1-way"
     assert auto.choose(workload=two, delta=0.0, n=46, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem:3-way"
+
+
+def test_pair_signal_rule_on_a_wide_table():
+    """Rule 0a: n / (mean pair cells · σ of one of d measurements) ≥ 3 with δ > 0 runs mwem on the pairs, d rounds."""
+    sizes = (4,) * 50  # mean pair cells 16; d = 50
+    rho = approx_dp_to_zcdp(1.0, 1e-9)
+    want = 10_000 / (16 * np.sqrt(50 / (2 * rho)))
+    assert auto.pair_signal(n=10_000, epsilon=1.0, delta=1e-9, sizes=sizes, columns=range(50)) == pytest.approx(want)
+    assert auto.pair_signal(n=10_000, epsilon=1.0, delta=0.0, sizes=sizes, columns=range(50)) == 0.0
+    three = [tuple(range(i, i + 3)) for i in range(48)]
+    name, raw, why = auto.choose(workload=three, delta=1e-9, n=10_000, epsilon=1.0, sizes=sizes)
+    assert want >= auto.PAIR_SIGNAL and name == "mwem:2-way" and raw["iterations"] == 50 and f"= {want:.1f} >= 3" in why[-1]
+    assert auto.choose(workload=three, delta=0.0, n=10_000, epsilon=1.0, sizes=sizes)[0] == "laplace:1-way"
+    n_low = int(auto.PAIR_SIGNAL * 16 * np.sqrt(50 / (2 * rho))) - 1  # just under the threshold
+    assert auto.choose(workload=three, delta=1e-9, n=n_low, epsilon=1.0, sizes=sizes)[0] == "mwem:1-way"
+
+
+def test_pair_rule_release_measures_pairs_only():
+    """12 binary columns, 2,000 rows, ε = 0.3, δ = 1e-6: n·ε = 600 < 5·d² = 720 and the pair signal is 8.2, so
+    auto runs mwem on the pairs: every measurement holds at most 2 columns, and the report says why."""
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    base = rng.integers(0, 2, size=2000)
+    table = pd.DataFrame({f"c{i}": np.where(rng.random(2000) < 0.8, base, 1 - base) for i in range(12)})
+    raw = {"schema": {"columns": {c: {"type": "categorical", "categories": [0, 1]} for c in table.columns}},
+           "privacy": {"epsilon": 0.3, "delta": 1e-6}, "algorithm": {"name": "auto"},
+           "workload": {"marginals": {"k": 2}}}
+    res = dpsynth.release(table, parse_config(raw), rng=np.random.default_rng(0))
+    details = res.report["algorithm"]["details"]["auto"]
+    assert details["chosen"] == "mwem:2-way" and "= 8.2 >= 3" in details["why"][-1]
+    sizes = {len(c["measured"].split(",")) for c in res.report["ledger"] if c["stage"].endswith("measure")}
+    assert sizes == {2}  # the rounds measure pairs (the 1-way marginals come first, in stage mwem-init)
 
 
 def test_widened_workload_holds_every_pair_and_only_workload_columns():

@@ -92,12 +92,15 @@ def test_auto_is_timed_on_the_workload_it_chooses():
     """Issue 26: a wide table where auto measures only the 1-way marginals (n·ε < 5·d²) was timed as MWEM over
     every 2-way candidate (1,431 on loans: "about 20 min" for a 3.3 s run)."""
     cfg = parse_config(_raw("auto", d=54, m=4, k=2, delta=1e-6))
-    p = make_plan(cfg, rows=10_000)
+    pairs = make_plan(cfg, rows=10_000)  # rule 0a: pair signal 15.9 >= 3: mwem on the 1,431 pairs, 54 rounds
+    assert any(note.startswith("auto chooses mwem:2-way") for note in pairs.alg.notes)
+    assert pairs.work["mwem_score"] > 0
+    p = make_plan(cfg, rows=1_800)  # signal 2.9 < 3: the 1-way marginals only
     assert any(note.startswith("auto chooses mwem:1-way") for note in p.alg.notes)
-    assert p.work["count"] == 10_000 * 54  # the 54 one-way marginals (measured at init), not 1,431 pairs
+    assert p.work["count"] == 1_800 * 54  # the 54 one-way marginals (measured at init), not 1,431 pairs
     assert p.work["mwem_score"] == 0  # no candidate beyond them
     two_way = make_plan(parse_config(_raw("mwem", d=54, m=4, k=2, params={"variant": "pgm"}, delta=1e-6)),
-                        rows=10_000)
+                        rows=1_800)
     assert two_way.work["count"] > 20 * p.work["count"]
 
 
