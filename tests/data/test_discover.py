@@ -296,11 +296,17 @@ def test_schema_depends_on_the_data_only_through_mechanism_outputs(monkeypatch):
 
 def test_delta_is_split_between_the_columns_that_may_be_categorical():
     """Each column that may need partition selection gets δ/c′ (c′ fixed before looking at the data); the
-    partition selections of two categorical columns together stay within δ."""
+    partition selections of two categorical columns together stay within δ.  A profiled column's probe takes half
+    of its δ/c′ (a second selection, when the probe leaves rows unexplained, the other half)."""
     table = _table().assign(shade=lambda t: t["colour"].map({"red": "dark", "green": "light", "blue": "dark"}))
     _, ledger = _discover(table, {"epsilon": 2.0, "delta": 1e-6})
     ps = [c for c in ledger.charges if c.mechanism == "partition-selection"]
-    assert len(ps) == 2 and all(c.delta == pytest.approx(1e-6 / 5) for c in ps)
+    per_column: dict[str, Fraction] = {}
+    for c in ps:
+        name = c.measured.split(":")[0]
+        per_column[name] = per_column.get(name, Fraction(0)) + Fraction(c.delta)
+    assert sorted(per_column) == ["colour", "shade"] and all(c.delta == pytest.approx(1e-6 / 10) for c in ps)
+    assert all(d <= Fraction(1e-6) / 5 for d in per_column.values())
     assert sum((Fraction(c.delta) for c in ledger.charges), Fraction(0)) <= Fraction(1e-6)
 
 
@@ -364,7 +370,8 @@ def test_coupled_replay_of_zcdp_discovery(neighbouring, monkeypatch):
     (found, ledger), (found2, ledger2) = runs
     assert found2.schema == found.schema and found2.columns == found.columns
     assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
-    assert sum(c.rho for c in ledger.charges) == pytest.approx(0.05)
+    spent = sum(c.rho for c in ledger.charges)  # at most the discovery's ρ: cheap columns leave theirs unspent
+    assert 0.3 * 0.05 < spent <= 0.05 and spent == pytest.approx(sum(c["rho_spent"] for c in found.columns.values()))
 
 
 @pytest.mark.parametrize("values, edges, note", [
@@ -525,3 +532,43 @@ def test_the_text_share_decision_reads_only_noisy_counts(monkeypatch):
     coupling.mode = "replay"
     found2, _ = _discover(b, raw, seed=3)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_the_probe_decision_reads_only_noisy_counts(monkeypatch):
+    """Partition selection first runs with PROBE_SHARE of a categorical column's budget; whether it runs again
+    depends on noisy counts only.  With table a's outputs replayed (three common labels, a rare fourth: the probe
+    suffices), table b (the same labels, nearly every row in the fourth) gets a's schema and ledger: a decision on
+    b's true counts of the kept labels would select again."""
+    a = pd.DataFrame({"c": ["x"] * 1990 + ["y"] * 1990 + ["z"] * 1990 + ["w"] * 30})
+    b = pd.DataFrame({"c": ["x"] * 10 + ["y"] * 10 + ["z"] * 10 + ["w"] * 5970})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 1.0, "delta": 1e-6}
+    found, ledger = _discover(a, raw, seed=3)
+    assert sorted(found.schema["columns"]["c"]["categories"]) == ["x", "y", "z"]
+    assert [c.mechanism for c in ledger.charges].count("partition-selection") == 1  # the probe sufficed
+    assert found.columns["c"]["epsilon_spent"] < 0.5 * found.columns["c"]["epsilon"]
+    coupling.mode = "replay"
+    found2, ledger2 = _discover(b, raw, seed=3)
+    assert found2.schema == found.schema and found2.columns == found.columns
+    assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
+
+
+def test_a_column_of_many_categories_selects_again_within_its_budget():
+    """A probe that leaves many rows unexplained (60 labels of 1.5% each: under the probe's threshold) is followed
+    by a second selection with the rest of the column's budget and δ, never more: the column's charges stay within
+    its ε and δ, and the second selection's labels are the schema's."""
+    rng = np.random.default_rng(4)
+    table = pd.DataFrame({"c": rng.choice([f"v{i}" for i in range(60)], size=6000),
+                          "flag": rng.integers(0, 2, size=6000)})
+    found, ledger = _discover(table, {"epsilon": 1.0, "delta": 1e-6}, seed=1)
+    charges = [c for c in ledger.charges if c.measured.startswith("c:")]
+    ps = [c for c in charges if c.mechanism == "partition-selection"]
+    assert len(ps) == 2 and "probe" in ps[0].measured and "probe" not in ps[1].measured
+    assert sum((Fraction(c.epsilon) for c in charges), Fraction(0)) <= Fraction(found.columns["c"]["epsilon"])
+    assert sum((Fraction(c.delta) for c in ps), Fraction(0)) <= Fraction(found.columns["c"]["delta"])
+    assert found.columns["c"]["epsilon_spent"] == pytest.approx(found.columns["c"]["epsilon"])
+    assert len(found.schema["columns"]["c"]["categories"]) >= 40
+    # the 0/1 flag: few integers, FEW_SHARE of the rest of its budget spent
+    assert found.columns["flag"]["epsilon_spent"] < 0.5 * found.columns["flag"]["epsilon"]
+    assert found.schema["columns"]["flag"]["edges"] == [-0.5, 0.5, 1.5]

@@ -157,11 +157,14 @@ def discover_schema(
             continue
         budget = ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
         col = ColumnDiscovery(hint, source.column(name), spec)
+        before = len(ledger.charges)
         found = col.run(budget, delta_of.get(name, 0.0))
+        charged = ledger.charges[before:]
+        spent = math.fsum((c.rho if rho is not None and c.rho is not None else c.epsilon) for c in charged)
         if found is not None:
             out.schema["columns"][name] = found
             out.evidence[name] = col.evidence
-        out.columns[name] = {unit: eps_of[name], "delta": delta_of.get(name, 0.0),
+        out.columns[name] = {unit: eps_of[name], f"{unit}_spent": spent, "delta": delta_of.get(name, 0.0),
                              "learned": col.learned, "public": sorted(_given(hint))}
         if col.dropped is not None:
             out.columns[name]["dropped"] = col.dropped

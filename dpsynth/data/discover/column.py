@@ -43,6 +43,7 @@ from dpsynth.data.timestamps import (
     resolution,
     spelled_format,
 )
+from dpsynth.privacy.accountant import split_budget
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
@@ -93,6 +94,17 @@ least DISCRETE_RUNS of them) holds few distinct numbers (codes such as 0.0, 4.5,
 its budget goes to partition selection over its values, and when the kept values hold DISCRETE_SHARE of its
 numbers it is categorical (each value decodes exactly) instead of binned."""
 
+FEW_SHARE, PROBE_SHARE, RESIDUAL = 0.15, 0.15, 0.03
+"""What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
+the rest of the column's budget is never charged and is left to the release):
+
+* a numeric column of few integers (an integral coarse range of at most 2·bins values: flags, small counts)
+  spends FEW_SHARE of the rest on its fine steps;
+* a categorical column first runs partition selection with PROBE_SHARE of the rest (and half its δ); when the
+  kept categories' noisy counts leave at most RESIDUAL of its noisy non-null rows (plus twice the sd of that
+  difference) unexplained, that is its answer; otherwise the remaining budget (and δ) runs partition selection
+  again, whose answer replaces the probe's (many or rare categories)."""
+
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
 """The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
 
@@ -123,6 +135,7 @@ class ColumnDiscovery:
         self.log_from: float | None = None  # skewed (a profile output): log fine cells from here up
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
+        self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
@@ -137,6 +150,11 @@ class ColumnDiscovery:
             first, budget = budget.split(PROFILE_SHARE)
             kind, integral, found = self._profile(first, kind, integral)
             bounds = bounds or found
+            if kind == "numeric" and integral and found is not None and h.lower is None and \
+                    found[1] - found[0] <= 2 * (h.bins or self.spec.bins):
+                budget = budget.split(FEW_SHARE)[0]  # few integers: the rest of the budget is left unspent
+                self.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest of the budget "
+                                    "spent, the remainder left to the release")
         if kind == "categorical":
             cats = list(h.categories) if h.categories else self._categories(budget, delta)
             if cats is None:
@@ -163,6 +181,7 @@ class ColumnDiscovery:
         numbers = int(ints.sum() + fracs.sum())
         # noisy non-null rows: the cells past the cut (clipping every cell at 0 would add noise of every empty cell)
         self.non_null = float(max(1, text + dates + numbers))
+        self.non_null_sd = budget.sd * math.sqrt(max(1, int(np.count_nonzero(kept[1:]))))
         typed_here = kind is None
         if kind is None:
             if text == 0 and dates == 0 and numbers == 0:  # nothing stands out of the noise: the raw noisy sums
@@ -238,7 +257,7 @@ class ColumnDiscovery:
         labels, counts = self.profile.value_counts()
         if labels.size == 0:  # every row null: the mechanism is still charged (its outcome is the empty set)
             counts = np.zeros(0, dtype=np.int64)
-        idx, noisy = budget.partition(counts, delta)
+        idx, noisy, budget = self._select(budget, counts, delta)
         top = idx[: self.spec.max_categories]
         kept = [str(x) for x in labels[top]]
         self.evidence.labels, self.evidence.label_sd = tuple(kept), budget.sd
@@ -259,6 +278,25 @@ class ColumnDiscovery:
             kept = [OTHER_ONLY]
             self.learned.append("no value passed the threshold: one placeholder category, every value goes to other")
         return kept
+
+    def _select(self, budget: ColumnBudget, counts: np.ndarray, delta: float):
+        """Partition selection over the observed values, first with :data:`PROBE_SHARE` of the budget when the
+        profile gave a noisy non-null count: (kept indices, their noisy counts, the budget that released them)."""
+        if self.non_null is None:
+            return (*budget.partition(counts, delta), budget)
+        probe, more = budget.split(PROBE_SHARE)
+        d_probe, d_more = split_budget(delta, [1.0, 1.0])
+        idx, noisy = probe.partition(counts, d_probe, what="rows per observed value (probe)")
+        top = min(idx.size, self.spec.max_categories)
+        held = float(noisy[:top].sum())
+        slack = RESIDUAL * self.non_null + 2.0 * math.sqrt(top * probe.sd**2 + self.non_null_sd**2)
+        if self.non_null - held <= slack:
+            self.learned.append(f"partition selection with {PROBE_SHARE:.0%} of the budget: the kept values hold "
+                                "the noisy non-null rows; the rest of the budget is left to the release")
+            return idx, noisy, probe
+        self.learned.append("partition selection again with the rest of the budget: the probe's kept values left "
+                            f"about {self.non_null - held:.0f} noisy rows unexplained")
+        return (*more.partition(counts, d_more), more)
 
     # -- step 3: numeric
     def _numeric(self, budget: ColumnBudget, kind, integral, bounds, delta: float = 0.0) -> dict:
