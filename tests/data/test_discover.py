@@ -572,3 +572,17 @@ def test_a_column_of_many_categories_selects_again_within_its_budget():
     # the 0/1 flag: few integers, FEW_SHARE of the rest of its budget spent
     assert found.columns["flag"]["epsilon_spent"] < 0.5 * found.columns["flag"]["epsilon"]
     assert found.schema["columns"]["flag"]["edges"] == [-0.5, 0.5, 1.5]
+
+
+def test_nothing_past_the_profile_cut_with_negative_sums_is_not_a_date_column(monkeypatch):
+    """A nearly empty column (who's newrel_f65: 97% null) whose profile cells all stay under the cut falls back to
+    the raw noisy sums of text and numbers; when both are negative it was typed datetime (0 dates > both)."""
+    from dpsynth.data.discover.noise import ColumnBudget
+
+    def flat(self, counts, measured):
+        return np.full(np.shape(counts), -3, dtype=np.int64)
+
+    monkeypatch.setattr(ColumnBudget, "histogram", flat)
+    table = pd.DataFrame({"v": [None] * 390 + ["5", "70", "1200", "3", "40", "8", "15", "900", "2", "60"]})
+    found, _ = _discover(table, {"epsilon": 1.0, "delta": 1e-6}, seed=0)
+    assert found.schema["columns"]["v"]["type"] != "datetime"

@@ -12,7 +12,11 @@ composition) gives each column that needs learning ε_c = ε/(columns) and uses 
 discovery inside the release's zCDP ledger (δ > 0: the zero-config release and ``schema.discover`` under a zCDP
 algorithm) gives each column ρ_c = ρ/(columns) and uses discrete Gaussian noise, whose cost grows with
 sqrt(columns) in ε terms and whose thresholds are several times lower (:mod:`dpsynth.data.discover.noise`).
-δ_c = δ/(columns that may be categorical) for partition selection.
+δ_c = δ/(columns that may be categorical) for partition selection.  That is the allotment; after its profile a
+column spends only what the profile says it needs (:data:`~dpsynth.data.discover.column.FEW_SHARE`,
+:data:`~dpsynth.data.discover.column.PROBE_SHARE`), and what it leaves is never charged: the release spends it.
+The choice reads only mechanism outputs and stays within the allotment, so the ledger's total still bounds the
+discovery (adaptive composition with a fixed total: a privacy filter).
 
 Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 
@@ -24,10 +28,12 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    numbers make it integral; the support of the buckets (single buckets, or windows of 2, 4, 8, … adjacent
    buckets when none passes alone, then rings and running sums of doubling width for thin tails), widened by two
    buckets on each side, is the coarse range.
-2. **categorical**: partition selection over the observed values, the top ``max_categories`` by noisy count
-   kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
+2. **categorical**: partition selection over the observed values (a probe with 15% of the stage's budget and
+   half its δ first; again with the rest only when the probe's values leave rows unexplained), the top
+   ``max_categories`` by noisy count kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
    noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning.
-3. **numeric**: a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
+3. **numeric** (a column of few integers, its coarse range at most 2·bins wide, with 15% of the stage's budget):
+   a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
    many as the noisy row count fills; one per integer when that many cover an integral range; logarithmic cells,
    round numbers of an E-series, when the profile shows a skewed column whose 10% and 90% quantiles are
    magnitudes apart, such as sampling weights): the bounds are

@@ -61,6 +61,9 @@ UNIT_CELLS, CONCENTRATED = 512, 0.8
 numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer; a wider one by
 partition selection over its observed integers."""
 
+ZOOM = 4
+"""A fine histogram whose support spans at most 1/ZOOM of its cells is measured again over the support only."""
+
 COARSE_MARGIN = 2
 """Logarithmic buckets added on each side of the coarse range (see :meth:`ColumnDiscovery._profile`)."""
 
@@ -186,7 +189,7 @@ class ColumnDiscovery:
         if kind is None:
             if text == 0 and dates == 0 and numbers == 0:  # nothing stands out of the noise: the raw noisy sums
                 text, numbers = int(noisy[1]), int(noisy[3:].sum())  # (a date column needs its cell past the cut)
-            if dates > max(text, numbers):
+            if dates > max(text, numbers, 0):  # (raw noisy sums may both be negative: not a date column)
                 kind = "datetime"
             else:
                 kind = "categorical" if text > numbers else "numeric"
@@ -526,7 +529,7 @@ class ColumnDiscovery:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        elif found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
+        elif found is not None and (found[1] - found[0] + 1) * ZOOM <= grid.size - 1:
             lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
             grid = self._grid(lo, hi, integral, cells)
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
