@@ -159,7 +159,8 @@ def discover_schema(
     for name, hint in hints.items():  # loop over columns; each is vectorised over rows
         if name not in eps_of:
             out.schema["columns"][name] = _spec_from_hint(hint)
-            out.columns[name] = {unit: 0.0, "delta": 0.0, "learned": [], "public": sorted(_given(hint))}
+            out.columns[name] = {unit: 0.0, f"{unit}_spent": 0.0, "delta": 0.0, "learned": [],
+                                 "public": sorted(_given(hint))}
             continue
         budget = ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
         col = ColumnDiscovery(hint, source.column(name), spec)
