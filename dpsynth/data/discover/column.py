@@ -61,9 +61,6 @@ UNIT_CELLS, CONCENTRATED = 512, 0.8
 numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer; a wider one by
 partition selection over its observed integers."""
 
-ZOOM = 4
-"""A fine histogram whose support spans at most 1/ZOOM of its cells is measured again over the support only."""
-
 COARSE_MARGIN = 2
 """Logarithmic buckets added on each side of the coarse range (see :meth:`ColumnDiscovery._profile`)."""
 
@@ -101,8 +98,7 @@ FEW_SHARE, PROBE_SHARE, RESIDUAL = 0.15, 0.15, 0.03
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
 the rest of the column's budget is never charged and is left to the release):
 
-* a numeric column of few integers (an integral coarse range of at most 2·bins values: flags, small counts)
-  spends FEW_SHARE of the rest on its fine steps;
+* a numeric column of few integers (an integral coarse range of at most 2·bins values) spends FEW_SHARE of it;
 * a categorical column first runs partition selection with PROBE_SHARE of the rest (and half its δ); when the
   kept categories' noisy counts leave at most RESIDUAL of its noisy non-null rows (plus twice the sd of that
   difference) unexplained, that is its answer; otherwise the remaining budget (and δ) runs partition selection
@@ -156,8 +152,7 @@ class ColumnDiscovery:
             if kind == "numeric" and integral and found is not None and h.lower is None and \
                     found[1] - found[0] <= 2 * (h.bins or self.spec.bins):
                 budget = budget.split(FEW_SHARE)[0]  # few integers: the rest of the budget is left unspent
-                self.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest of the budget "
-                                    "spent, the remainder left to the release")
+                self.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest spent")
         if kind == "categorical":
             cats = list(h.categories) if h.categories else self._categories(budget, delta)
             if cats is None:
@@ -294,11 +289,9 @@ class ColumnDiscovery:
         held = float(noisy[:top].sum())
         slack = RESIDUAL * self.non_null + 2.0 * math.sqrt(top * probe.sd**2 + self.non_null_sd**2)
         if self.non_null - held <= slack:
-            self.learned.append(f"partition selection with {PROBE_SHARE:.0%} of the budget: the kept values hold "
-                                "the noisy non-null rows; the rest of the budget is left to the release")
+            self.learned.append(f"partition selection with {PROBE_SHARE:.0%} of the budget sufficed (the probe)")
             return idx, noisy, probe
-        self.learned.append("partition selection again with the rest of the budget: the probe's kept values left "
-                            f"about {self.non_null - held:.0f} noisy rows unexplained")
+        self.learned.append(f"selection again: the probe left about {self.non_null - held:.0f} noisy rows out")
         return (*more.partition(counts, d_more), more)
 
     # -- step 3: numeric
@@ -529,7 +522,7 @@ class ColumnDiscovery:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        elif found is not None and (found[1] - found[0] + 1) * ZOOM <= grid.size - 1:
+        elif found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
             lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
             grid = self._grid(lo, hi, integral, cells)
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
