@@ -14,7 +14,8 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx
 def test_rules():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
-        "mwem:3-way", auto.MWEM_PARAMS)
+        "mwem:3-way", {**auto.MWEM_PARAMS, "anneal": auto.ZCDP_ANNEAL})
+    assert auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[1] == auto.MWEM_PARAMS
     assert auto.choose(workload=[(0, 1, 2)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0, 1)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0,), (1,)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
@@ -108,9 +109,10 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     assert chosen["chosen"] == "mwem:3-way"
     # the chosen algorithm's parameters as it resolved them (every field; delta = 0: pure accounting)
     assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations", "model_cells",
-                                             "round_iterations")} == {
+                                             "round_iterations", "anneal")} == {
         "variant": "pgm", "sampling": "systematic", "accounting": "pure", "iterations": 20,
-        "model_cells": auto.MWEM_PARAMS["model_cells"], "round_iterations": auto.MWEM_PARAMS["round_iterations"]}
+        "model_cells": auto.MWEM_PARAMS["model_cells"], "round_iterations": auto.MWEM_PARAMS["round_iterations"],
+        "anneal": 2.0}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
 
 
@@ -139,3 +141,13 @@ def test_release_with_delta_runs_aim(tiny_raw_config, tiny_table):
     assert chosen["params"]["rounds_per_column"] == auto.AIM_PARAMS["rounds_per_column"]
     assert {c["stage"] for c in res.report["ledger"]} >= {"aim-init", "aim-select", "aim-measure"}
     assert res.report["privacy"]["epsilon_spent"] <= 200.0
+
+
+def test_zcdp_release_anneals_by_sqrt2(tiny_raw_config, tiny_table):
+    """Rule 1 (δ > 0, mwem): the reported resolved parameters hold ``anneal`` √2 (ρ × 2 per increase)."""
+    raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}},
+               privacy={**tiny_raw_config["privacy"], "epsilon": 1.0, "delta": 1e-6})
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
+    chosen = res.report["algorithm"]["details"]["auto"]
+    assert chosen["chosen"].startswith("mwem")
+    assert chosen["params"]["accounting"] == "zcdp" and chosen["params"]["anneal"] == auto.ZCDP_ANNEAL
