@@ -102,18 +102,23 @@ one (0.118 vs 0.117, 3 seeds, ε = 1) at a third of its CPU time, and 15 mirror-
 (warm start) lost nothing against 30 (docs/aim.md, "Measurements")."""
 
 ZCDP_ANNEAL = math.sqrt(2.0)
-"""``mwem``'s ``anneal`` under rule 1 (zCDP): ρ doubles, not quadruples, when the model stops improving.  On the
-development tables where the annealing fires it lowered the 3-way L1 (Adult ε = 0.5 −3 %, cps1988 −11 %,
-nasscds −4 %, wage +2 %; unchanged where it never fires), and on the held-out check adult_test
-0.1788 → 0.1729, COMPAS 0.1444 → 0.1384 (ε = 1, δ = 10⁻⁹, 3 seeds).  Under pure ε-DP (rule 3) ε × √2 was no
-better (mixed, 2 seeds), so rule 3 keeps mwem's default 2 (docs/aim.md, "Issue 28: annealing")."""
+"""``mwem``'s ``anneal`` under rule 1 (zCDP) when n·ε per cell of a workload marginal is at least
+:data:`ANNEAL_SIGNAL`: ρ doubles, not quadruples, when the model stops improving.  On the development tables
+where the annealing fires it lowered the 3-way L1 (Adult ε = 0.5 −3 %, cps1988 −11 %, nasscds ε = 0.3 −4 %;
+unchanged where it never fires), and on the held-out check adult_test 0.1788 → 0.1731, COMPAS
+0.1444 → 0.1369 (ε = 1, δ = 10⁻⁹, 3 seeds).  Below the threshold (Adult ε = 0.3: +2 %, wage: +2 %) and under
+pure ε-DP (rule 3: mixed, 2 seeds) mwem keeps its default 2 (docs/aim.md, "Issue 28: annealing")."""
+
+ANNEAL_SIGNAL = 10.0
+"""Rule 1: n·ε per cell of a workload marginal (after widening) from which ``anneal`` is :data:`ZCDP_ANNEAL`."""
 
 
-def mwem_params(sizes, delta: float = 0.0) -> dict[str, object]:
+def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0) -> dict[str, object]:
     """:data:`MWEM_PARAMS`, with room for twice the 1-way model on a domain of many values (public), at most
-    ``mwem``'s default bound; with δ > 0 (zCDP) ``anneal`` :data:`ZCDP_ANNEAL`."""
+    ``mwem``'s default bound; with δ > 0 (zCDP) and ``per_cell`` (n·ε per cell of a workload marginal) at least
+    :data:`ANNEAL_SIGNAL`, ``anneal`` :data:`ZCDP_ANNEAL`."""
     room = max(int(MWEM_PARAMS["model_cells"]), min(200_000, 2 * int(sum(sizes))))  # type: ignore[call-overload]
-    anneal = {"anneal": ZCDP_ANNEAL} if delta > 0 else {}
+    anneal = {"anneal": ZCDP_ANNEAL} if delta > 0 and per_cell >= ANNEAL_SIGNAL else {}
     return {**MWEM_PARAMS, "model_cells": room, **anneal}
 
 
@@ -191,9 +196,12 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[
                "measured)")
         name, raw = "aim", dict(AIM_PARAMS)
     elif delta > 0:
+        raw = mwem_params(sizes, delta=delta, per_cell=per_cell)
+        anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
+                  "the model stops improving" if "anneal" in raw else "")
         why = ("delta > 0: mwem (estimator in the loop) under zCDP with Gaussian noise, "
-               "the most accurate release measured")
-        name, raw = "mwem", mwem_params(sizes, delta)
+               "the most accurate release measured" + anneal)
+        name = "mwem"
     else:
         why = ("marginals of 2 or more columns: mwem (estimator in the loop), the most accurate release measured, "
                "pure epsilon-DP")

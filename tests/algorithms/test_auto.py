@@ -151,3 +151,28 @@ def test_zcdp_release_anneals_by_sqrt2(tiny_raw_config, tiny_table):
     chosen = res.report["algorithm"]["details"]["auto"]
     assert chosen["chosen"].startswith("mwem")
     assert chosen["params"]["accounting"] == "zcdp" and chosen["params"]["anneal"] == auto.ZCDP_ANNEAL
+
+
+def _ctx(rows: int, n: float, delta: float):
+    from dpsynth.algorithms.base import AlgorithmContext
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn
+    from dpsynth.privacy import Neighbouring
+    from dpsynth.privacy.accountant import Ledger
+
+    domain = Domain((CategoricalColumn("a", ("x", "y", "z")), IntegerColumn("b", 1, 4), CategoricalColumn("c", (0, 1))))
+    rng = np.random.default_rng(3)
+    codes = np.stack([rng.integers(0, s, rows) for s in domain.sizes], axis=1)
+    comp = ZCDPComposition() if delta > 0 else BasicComposition()
+    return AlgorithmContext(domain=domain, counts=ArrayCounts(codes, domain), ledger=Ledger(1.0, delta, comp),
+                            neighbouring=Neighbouring.ADD_REMOVE, n=n, rows=rows, workload=((0, 1, 2),))
+
+
+@pytest.mark.parametrize("rows, n, anneal", [(1000, 100.0, False), (100, 1000.0, True)])
+def test_anneal_rule_reads_the_public_n_only(rows, n, anneal):
+    """The anneal rule (δ > 0, n·ε per cell ≥ ANNEAL_SIGNAL; one 24-cell marginal, ε = 1: threshold n = 240) reads
+    ``ctx.n`` (public, or the noisy count already charged), never the true row count: a table of 1,000 rows whose
+    public n is 100 does not anneal by √2, one of 100 rows whose public n is 1,000 does.  δ = 0 never does."""
+    raw = auto.chosen(_ctx(rows, n, 1e-6), auto.Params())[4]
+    assert ("anneal" in raw) is anneal and raw.get("anneal", auto.ZCDP_ANNEAL) == auto.ZCDP_ANNEAL
+    assert "anneal" not in auto.chosen(_ctx(rows, n, 0.0), auto.Params())[4]

@@ -596,6 +596,12 @@ MUTANTS += [
          old="        if not 1.0 <= anneal < math.inf:\n",
          new="        if not anneal < math.inf:\n",
          tests=["tests/privacy/test_accountant.py"]),
+    dict(id="auto-reads-true-row-count", file="dpsynth/algorithms/auto.py",
+         why="auto's rules (the anneal threshold among them) read the true row count instead of the public or "
+             "already-charged noisy n: the choice, reported and run, would depend on private data unpaid",
+         old="n=ctx.n, epsilon=ctx.ledger.epsilon,",
+         new="n=float(ctx.counts.n), epsilon=ctx.ledger.epsilon,",
+         tests=["tests/algorithms/test_auto.py"]),
     dict(id="cost-allocation-trusts-float-sum", file=ALLOC, why="planned costs within the float margin are accepted without the exact check",
          old="        return exact <= Fraction(self.epsilon), cost\n",
          new="        return True, cost\n",
