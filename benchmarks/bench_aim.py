@@ -22,12 +22,16 @@ from pathlib import Path
 from benchmarks.grid import DATASETS, ROOT, Dataset
 from benchmarks.peers import releases
 from benchmarks.peers.scoring import KWayScorer, load_table
+from benchmarks.peers.tables import TABLES
 
 RAW = Path(os.environ.get("DPSYNTH_RAW_DATA", "/work/rawdata"))
 EXTRA = {
     # a wide development table (47 columns; benchmarks/raw_configs): 500 sampled 3-way marginals are scored
     "star": Dataset(name="star", config=ROOT / "benchmarks" / "raw_configs" / "star.yaml", data=RAW / "star.csv",
                     eval_sample=500),
+    # narrow raw development tables (benchmarks/raw_configs; not held out): all 3-way marginals scored
+    **{name: Dataset(name=name, config=ROOT / "benchmarks" / "raw_configs" / f"{name}.yaml", data=RAW / f"{name}.csv")
+       for name in ("nasscds", "cps1988", "gss_wages", "wage", "mplsstops", "covid_testing", "fertility", "baseball")},
 }
 
 
@@ -48,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in a.datasets.split(","):
         if name in EXTRA:
             DATASETS.setdefault(name, EXTRA[name])
+            TABLES.setdefault(name, EXTRA[name])
         table = load_table(name)
-        scorer = KWayScorer(table.codes, table.sizes, sample=DATASETS[name].eval_sample, seed=0)
+        scorer = KWayScorer(table.codes, table.sizes, sample=TABLES[name].eval_sample, seed=0)
         for eps in [float(x) for x in a.eps.split(",")]:
             for seed in [int(x) for x in a.seeds.split(",")]:
                 for alg in a.algs.split(","):

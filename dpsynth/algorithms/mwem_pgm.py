@@ -22,8 +22,8 @@ suggested by later work on MWEM-style selection (McKenna et al. 2022, "AIM",
 * **init**: every 1-way marginal is measured first (``init_fraction`` of the budget);
 * **adaptive budget**: a round's share starts at (budget after init)/``iterations``;
   when the refitted model moved less on the chosen marginal than the noise
-  would explain (‖M_r(p̂_new) − M_r(p̂_old)‖₁ ≤ sqrt(2/π)·σ·|r|), later rounds get
-  twice the ε (pure) or four times the ρ (zCDP: σ halves).  When what is left
+  would explain (‖M_r(p̂_new) − M_r(p̂_old)‖₁ ≤ sqrt(2/π)·σ·|r|), later rounds' σ is divided
+  by ``anneal`` (default 2: twice the ε under pure accounting, four times the ρ under zCDP).  When what is left
   cannot pay for two more rounds the next round spends all of it, so the budget
   is used exactly;
 * **noise**: ``accounting: pure`` (δ = 0): Laplace measurements, ε-DP exponential
@@ -216,7 +216,7 @@ def round_budget(params, total_budget: float, *, zcdp: bool, rounds: bool) -> Ro
     the 1-way marginals the whole budget."""
     init_fraction = params.init_fraction if rounds else 1.0 - 1e-12
     return RoundBudget(total_budget, init_fraction=init_fraction, iterations=params.iterations,
-                       select_fraction=params.select_fraction, zcdp=zcdp)
+                       select_fraction=params.select_fraction, zcdp=zcdp, anneal=params.anneal)
 
 
 def budget_plan_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float) -> list[PlannedStage]:

@@ -151,13 +151,18 @@ class RoundBudget:
     ``total`` is what the rounds may spend (ε left, or :func:`zcdp_available`); a relative 10⁻⁹ of it is
     kept back so that float sums of the parts stay below it.  ``init_fraction`` of that pays the initial
     measurements; the rest is shared by ``iterations`` rounds, each split into a selection part
-    (``select_fraction``) and a measurement part.  :meth:`grow` doubles the per-round ε (quadruples ρ:
-    the noise deviation halves); when what is left cannot pay for two more rounds, :meth:`take` hands
-    out all of it and says it is the last round, so the budget is used exactly.
+    (``select_fraction``) and a measurement part.  :meth:`grow` divides the noise deviation of later rounds
+    by ``anneal`` (at least 1, so no round is ever cheaper than the first): the per-round ε × ``anneal``
+    (pure), ρ × ``anneal``² (zCDP); the default 2 doubles ε, quadruples ρ.  When what is left cannot pay
+    for two more rounds, :meth:`take` hands out all of it and says it is the last round, so the budget is
+    used exactly.
     """
 
-    def __init__(self, total: float, *, init_fraction: float, iterations: int, select_fraction: float, zcdp: bool):
-        self.zcdp = zcdp
+    def __init__(self, total: float, *, init_fraction: float, iterations: int, select_fraction: float, zcdp: bool,
+                 anneal: float = 2.0):
+        if not 1.0 <= anneal < math.inf:
+            raise ValueError(f"RoundBudget: anneal must be a finite number >= 1, got {anneal!r}")
+        self.zcdp, self.anneal = zcdp, anneal
         usable = total * (1.0 - 1e-9)
         self.init_part = usable * init_fraction
         self.left = usable - self.init_part
@@ -187,4 +192,4 @@ class RoundBudget:
         return l2 / math.sqrt(2.0 * part) if self.zcdp else math.sqrt(2.0) * l1 / part
 
     def grow(self) -> None:
-        self.per_round *= 4.0 if self.zcdp else 2.0
+        self.per_round *= self.anneal ** 2 if self.zcdp else self.anneal

@@ -14,7 +14,8 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx
 def test_rules():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
-        "mwem:3-way", auto.MWEM_PARAMS)
+        "mwem:3-way", {**auto.MWEM_PARAMS, "anneal": auto.ZCDP_ANNEAL})
+    assert auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[1] == auto.MWEM_PARAMS
     assert auto.choose(workload=[(0, 1, 2)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0, 1)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0,), (1,)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "laplace"
@@ -108,9 +109,10 @@ def test_release_reports_the_choice(tiny_raw_config, tiny_table):
     assert chosen["chosen"] == "mwem:3-way"
     # the chosen algorithm's parameters as it resolved them (every field; delta = 0: pure accounting)
     assert {k: chosen["params"][k] for k in ("variant", "sampling", "accounting", "iterations", "model_cells",
-                                             "round_iterations")} == {
+                                             "round_iterations", "anneal")} == {
         "variant": "pgm", "sampling": "systematic", "accounting": "pure", "iterations": 20,
-        "model_cells": auto.MWEM_PARAMS["model_cells"], "round_iterations": auto.MWEM_PARAMS["round_iterations"]}
+        "model_cells": auto.MWEM_PARAMS["model_cells"], "round_iterations": auto.MWEM_PARAMS["round_iterations"],
+        "anneal": 2.0}
     assert res.report["privacy"]["epsilon_spent"] <= 1.0
 
 
@@ -139,3 +141,38 @@ def test_release_with_delta_runs_aim(tiny_raw_config, tiny_table):
     assert chosen["params"]["rounds_per_column"] == auto.AIM_PARAMS["rounds_per_column"]
     assert {c["stage"] for c in res.report["ledger"]} >= {"aim-init", "aim-select", "aim-measure"}
     assert res.report["privacy"]["epsilon_spent"] <= 200.0
+
+
+def test_zcdp_release_anneals_by_sqrt2(tiny_raw_config, tiny_table):
+    """Rule 1 (δ > 0, mwem): the reported resolved parameters hold ``anneal`` √2 (ρ × 2 per increase)."""
+    raw = dict(tiny_raw_config, algorithm={"name": "auto", "params": {}},
+               privacy={**tiny_raw_config["privacy"], "epsilon": 1.0, "delta": 1e-6})
+    res = dpsynth.release(tiny_table, parse_config(raw), rng=np.random.default_rng(0))
+    chosen = res.report["algorithm"]["details"]["auto"]
+    assert chosen["chosen"].startswith("mwem")
+    assert chosen["params"]["accounting"] == "zcdp" and chosen["params"]["anneal"] == auto.ZCDP_ANNEAL
+
+
+def _ctx(rows: int, n: float, delta: float):
+    from dpsynth.algorithms.base import AlgorithmContext
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn
+    from dpsynth.privacy import Neighbouring
+    from dpsynth.privacy.accountant import Ledger
+
+    domain = Domain((CategoricalColumn("a", ("x", "y", "z")), IntegerColumn("b", 1, 4), CategoricalColumn("c", (0, 1))))
+    rng = np.random.default_rng(3)
+    codes = np.stack([rng.integers(0, s, rows) for s in domain.sizes], axis=1)
+    comp = ZCDPComposition() if delta > 0 else BasicComposition()
+    return AlgorithmContext(domain=domain, counts=ArrayCounts(codes, domain), ledger=Ledger(1.0, delta, comp),
+                            neighbouring=Neighbouring.ADD_REMOVE, n=n, rows=rows, workload=((0, 1, 2),))
+
+
+@pytest.mark.parametrize("rows, n, anneal", [(1000, 100.0, False), (100, 1000.0, True)])
+def test_anneal_rule_reads_the_public_n_only(rows, n, anneal):
+    """The anneal rule (δ > 0, n·ε per cell ≥ ANNEAL_SIGNAL; one 24-cell marginal, ε = 1: threshold n = 240) reads
+    ``ctx.n`` (public, or the noisy count already charged), never the true row count: a table of 1,000 rows whose
+    public n is 100 does not anneal by √2, one of 100 rows whose public n is 1,000 does.  δ = 0 never does."""
+    raw = auto.chosen(_ctx(rows, n, 1e-6), auto.Params())[4]
+    assert ("anneal" in raw) is anneal and raw.get("anneal", auto.ZCDP_ANNEAL) == auto.ZCDP_ANNEAL
+    assert "anneal" not in auto.chosen(_ctx(rows, n, 0.0), auto.Params())[4]

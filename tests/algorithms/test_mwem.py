@@ -64,6 +64,7 @@ def small():
     ({"init": "zeros"}, "algorithm.params.init: must be one of uniform, noisy, cells, got 'zeros'"),
     ({"passes": 3}, "algorithm.params.passes: unknown key"),
     ({"tolerance": -0.5}, "algorithm.params.tolerance: must be >= 0, got -0.5"),
+    ({"anneal": 0.5}, "algorithm.params.anneal: must be a finite number >= 1 (the noise never grows), got 0.5"),
     ({"accounting": "rdp"}, "algorithm.params.accounting: must be one of auto, pure, zcdp, got 'rdp'"),
 ])
 def test_params_validation(raw, msg):

@@ -605,6 +605,18 @@ MUTANTS += [
          old="    if Fraction(q) * Fraction(float(scale)) >= Fraction(float(sensitivity)):\n        return q\n",
          new="    if True:\n        return q\n",
          tests=["tests/privacy/test_accountant.py"]),
+    dict(id="round-budget-anneal-below-one", file=ALLOC,
+         why="an anneal below 1 makes later rounds cheaper than the first: more rounds than the iterations + 1 "
+             "that mwem's planned epsilon bound assumes",
+         old="        if not 1.0 <= anneal < math.inf:\n",
+         new="        if not anneal < math.inf:\n",
+         tests=["tests/privacy/test_accountant.py"]),
+    dict(id="auto-reads-true-row-count", file="dpsynth/algorithms/auto.py",
+         why="auto's rules (the anneal threshold among them) read the true row count instead of the public or "
+             "already-charged noisy n: the choice, reported and run, would depend on private data unpaid",
+         old="n=ctx.n, epsilon=ctx.ledger.epsilon,",
+         new="n=float(ctx.counts.n), epsilon=ctx.ledger.epsilon,",
+         tests=["tests/algorithms/test_auto.py"]),
     dict(id="cost-allocation-trusts-float-sum", file=ALLOC, why="planned costs within the float margin are accepted without the exact check",
          old="        return exact <= Fraction(self.epsilon), cost\n",
          new="        return True, cost\n",

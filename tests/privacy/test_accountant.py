@@ -6,6 +6,7 @@ import math
 import re
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from dpsynth.errors import BudgetError
@@ -172,3 +173,35 @@ def test_zcdp_composition_sets_aside_the_approximate_delta():
     # replace-one of an approximate-zCDP ledger: group privacy of its (epsilon, delta)
     ro = ledger.replace_one_equivalent("add-remove")
     assert ro[0] == pytest.approx(2 * eps) and ro[1] > delta
+
+
+@pytest.mark.parametrize("zcdp", [False, True])
+@pytest.mark.parametrize("anneal", [1.0, math.sqrt(2.0), 2.0, 3.0])
+def test_round_budget_anneal_keeps_the_plans_round_bound(zcdp, anneal):
+    """``anneal`` ≥ 1: grow() divides the deviation by ``anneal`` (ε × anneal, ρ × anneal²); whatever the grows,
+    every round before the last takes at least the first round's part, so there are at most ``iterations`` + 1
+    rounds (the bound mwem's plan states its ε with) and the parts add up to the usable total exactly."""
+    b = RoundBudget(1.0, init_fraction=0.1, iterations=10, select_fraction=0.1, zcdp=zcdp, anneal=anneal)
+    before = b.per_round
+    b.grow()
+    assert b.per_round == pytest.approx(before * (anneal ** 2 if zcdp else anneal), rel=1e-12)
+    assert b.deviation(b.per_round, 1.0, 1.0) == pytest.approx(b.deviation(before, 1.0, 1.0) / anneal, rel=1e-12)
+    first = before
+    parts, rounds, last = [b.init_part], 0, False
+    rng = np.random.default_rng(0)
+    while not last:
+        sel, meas, last = b.take()
+        rounds += 1
+        assert last or sel + meas >= first * (1 - 1e-12)
+        parts += [sel, meas]
+        if rng.random() < 0.3:
+            b.grow()
+    assert rounds <= 10 + 1
+    assert math.fsum(parts) == pytest.approx(1.0 - 1e-9, rel=1e-12) and exact_sum(parts) <= 1.0
+
+
+@pytest.mark.parametrize("anneal", [0.5, 0.0, -2.0, math.inf, math.nan])
+def test_round_budget_refuses_an_anneal_below_one(anneal):
+    """A factor below 1 would make later rounds cheaper than the first: more rounds than the plan bounds."""
+    with pytest.raises(ValueError, match=re.escape(f"RoundBudget: anneal must be a finite number >= 1, got {anneal!r}")):
+        RoundBudget(1.0, init_fraction=0.1, iterations=4, select_fraction=0.1, zcdp=True, anneal=anneal)

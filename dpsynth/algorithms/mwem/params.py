@@ -37,7 +37,9 @@ class Params:
     when δ > 0 and the variant is not ``paper``, else pure ε-DP with Laplace noise.
     ``model_cells``, ``round_iterations``, ``final_iterations``, ``sampling``: the
     ``pgm`` variant's model bound, mirror-descent steps per round and at the end, and
-    sampling method.
+    sampling method.  ``anneal`` (``pgm``, at least 1): when the model stops improving, later rounds'
+    noise deviation is divided by it (ρ × anneal² under zCDP, ε × anneal under pure accounting); 2, the
+    default, is AIM's (McKenna et al. 2022, §4).
     """
 
     variant: Literal["pgm", "paper"] | None = None
@@ -59,6 +61,7 @@ class Params:
     final_iterations: int = 200
     sampling: Literal["iid", "systematic"] = "iid"
     noise: Literal["discrete", "continuous"] = "discrete"
+    anneal: float = 2.0
 
     def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
@@ -77,6 +80,8 @@ class Params:
             raise ConfigError(f"{_P}.select_fraction: must be in (0, 1), got {self.select_fraction!r}")
         if self.init_fraction is not None and not 0 < self.init_fraction < 1:
             raise ConfigError(f"{_P}.init_fraction: must be in (0, 1), got {self.init_fraction!r}")
+        if not 1.0 <= self.anneal < float("inf"):
+            raise ConfigError(f"{_P}.anneal: must be a finite number >= 1 (the noise never grows), got {self.anneal!r}")
         if not self.tolerance >= 0:
             raise ConfigError(f"{_P}.tolerance: must be >= 0, got {self.tolerance!r}")
         if self.max_factor_cells < 1:
