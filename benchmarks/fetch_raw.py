@@ -21,7 +21,8 @@ RESERVED for the session's closing check: nobody runs or tunes on them before th
 the fourth session: group ``held-out-4`` (``chicago``, ``polls_2016``, ``mn_force``, ``rodents``, ``storms``,
 ``randhie``), exported with hand-written schemas only and RESERVED for session 4's closing check (issue 27:
 zero-config within 1.25x the 2-way L1 of the hand schema): nobody runs ``bench_raw``, ``schema discover`` or a
-release without ``-c`` on them, nor tunes anything on them, before that check.
+release without ``-c`` on them, nor tunes anything on them, before that check. (Run once at that check, main
+65a6fed: see benchmarks/README.md; ``storms`` and ``randhie`` were diagnosed afterwards.)
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
