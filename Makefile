@@ -64,8 +64,8 @@ spark: $(STAMP)
 	    $(BIN)/python -c "import pyspark" 2>/dev/null || $(PIP_INSTALL) -e '.[dev,spark]'; \
 	else echo "make: no java: the spark engine tests will be skipped"; fi
 
-test: $(STAMP) spark layers  # two workers (pytest-xdist): the machine has 2 cores; every test is process-safe
-	$(BIN)/python -m pytest -q -m "not slow" -n 2
+test: $(STAMP) spark layers  # two workers (pytest-xdist; worksteal balances the long tests): the machine has 2 cores; every test is process-safe
+	$(BIN)/python -m pytest -q -m "not slow" -n 2 --dist worksteal
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
