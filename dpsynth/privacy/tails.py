@@ -38,8 +38,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
-from scipy.special import gammaincinv, log_ndtr
+from scipy.special import betainc, gammaincinv, gammaln, log_ndtr, xlog1py, xlogy
 
 __all__ = ["NOISE_KINDS", "l1_quantile", "laplace_count_quantile"]
 
@@ -162,11 +161,14 @@ def _geometric_l1_quantile(scale: float, cells: int, alpha: float, upper: float)
     the integers t ≤ ``upper`` (a bound already known to hold)."""
     a = math.exp(-1.0 / scale)
     count = np.arange(cells + 1)
-    weight = stats.binom.pmf(count, cells, 2.0 * a / (1.0 + a))
+    p = 2.0 * a / (1.0 + a)
+    weight = np.exp(gammaln(cells + 1.0) - gammaln(count + 1.0) - gammaln(cells - count + 1.0)
+                    + xlogy(count, p) + xlog1py(cells - count, -p))  # the binomial pmf
 
     def cdf(t: int) -> float:
         rest = t - count
-        inner = np.where(rest >= 0, stats.nbinom.cdf(np.maximum(rest, 0), np.maximum(count, 1), 1.0 - a), 0.0)
+        # P(NB(N, 1 − a) ≤ r) is the regularized incomplete beta I_{1−a}(N, r + 1)
+        inner = np.where(rest >= 0, betainc(np.maximum(count, 1), np.maximum(rest, 0) + 1.0, 1.0 - a), 0.0)
         inner[0] = 1.0 if t >= 0 else 0.0  # N = 0: the sum is 0
         return float(weight @ inner)
 
