@@ -218,6 +218,16 @@ def test_python_dash_m_entry_point(root, tmp_path):
     assert res.returncode == 0 and res.stdout.startswith("dpsynth ")
 
 
+def test_startup_leaves_the_heavy_libraries_unimported(root):
+    """Every command starts a process (the doc pages, the shell jobs): scipy.stats (~1 s CPU), plotting, the
+    solver and Spark are imported where used, not when ``dpsynth`` starts."""
+    heavy = ("scipy.stats", "matplotlib", "pulp", "pyspark")
+    code = f"import sys, dpsynth.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
+
+
 @pytest.mark.parametrize(("config", "message"), [
     ("configs/adult-ireduct-queries.yaml", ("workload.queries: the noisy answers are in the report "
      "(algorithm.details.queries), not in --marginals (drop --marginals)")),
