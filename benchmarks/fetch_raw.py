@@ -22,7 +22,11 @@ the fourth session: group ``held-out-4`` (``chicago``, ``polls_2016``, ``mn_forc
 ``randhie``), exported with hand-written schemas only and RESERVED for session 4's closing check (issue 27:
 zero-config within 1.25x the 2-way L1 of the hand schema): nobody runs ``bench_raw``, ``schema discover`` or a
 release without ``-c`` on them, nor tunes anything on them, before that check. (Run once at that check, main
-65a6fed: see benchmarks/README.md; ``storms`` and ``randhie`` were diagnosed afterwards.)
+65a6fed: see benchmarks/README.md; ``storms`` and ``randhie`` were diagnosed afterwards.) Fresh held-out tables
+of the fifth session: group ``held-out-5`` (``scorecard``, ``flights``, ``yrbss``, ``flchain``, ``txhousing``,
+``hotels``, ``seattle_pets``), exported with hand-written schemas only and RESERVED for the next closing check of
+issue 27: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how
+discovery treats them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -72,6 +76,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                "NOAA HURDAT2 Atlantic storm tracks 1975-2022, 19,537 x 13: names, signed longitude, 75% null"),
     "randhie": ("sampleSelection", "RandHIE", "held-out-4",
                 "RAND Health Insurance Experiment person-years, 20,190 x 45: person id, zero-heavy dollars, logs"),
+    # session 5: RESERVED for the next closing check of issue 27, never run (zero-config) or tuned on before it
+    "scorecard": ("causaldata", "scorecard", "held-out-5",
+                  "College Scorecard by college and year 2007-2016, 48,445 x 8: id, college names, 32% null earnings"),
+    "flights": ("openintro", "nycflights", "held-out-5",
+                "NYC departures 2013 (a sample), 32,735 x 16: tail number, flight number, HHMM times, signed delays"),
+    "yrbss": ("openintro", "yrbss", "held-out-5",
+              "CDC Youth Risk Behavior Survey, 13,583 x 13: coded answers as text, race 21% null, height/weight"),
+    "flchain": ("survival", "flchain", "held-out-5",
+                "serum free light chain cohort, Olmsted County, 7,874 x 11: skewed assays, cause of death 72% null"),
+    "txhousing": ("ggplot2", "txhousing", "held-out-5",
+                  "Texas housing market by city and month 2000-2015, 8,602 x 9: amounts in dollars, 17% null"),
+    "hotels": ("modeldata", "hotel_rates", "held-out-5",
+               "hotel bookings 2016-2017, 15,402 x 28: arrival date, 98 countries, agent names, zero-heavy counts"),
+    "seattle_pets": ("openintro", "seattlepets", "held-out-5",
+                     "Seattle pet licenses, 52,519 x 7: license number, pet names, issue date, 336 breeds, zip"),
 }
 
 
