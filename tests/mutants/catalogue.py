@@ -424,6 +424,7 @@ SEL = "dpsynth/privacy/selection.py"
 DISC = "dpsynth/data/discover/__init__.py"
 DCOL = "dpsynth/data/discover/column.py"
 DNOISE = "dpsynth/data/discover/noise.py"
+DVAL = "dpsynth/data/discover/values.py"
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
 T_DISC = ["tests/data/test_discover.py"]
@@ -531,21 +532,32 @@ MUTANTS += [
          new="        found = support(self.profile.cell_counts(years) * 1.0, first)\n        if found is None:  # nothing stands out: the year",
          tests=["tests/data/test_discover.py::test_dates_are_discovered_as_a_datetime_column",
                 "tests/data/test_discover_dates.py::test_the_format_is_read_off_noisy_counts_only"]),
-    dict(id="discover-probe-true-counts", file=DCOL,
+    dict(id="discover-probe-true-counts", file=DVAL,
          why="issue 27: whether a categorical column selects again after its probe decided on the true counts",
-         old="        held = float(noisy[:top].sum())\n",
-         new="        held = float(counts[idx[:top]].sum())\n",
+         old="    held = float(noisy[:top].sum())\n",
+         new="    held = float(counts[idx[:top]].sum())\n",
          tests=["tests/data/test_discover.py::test_the_probe_decision_reads_only_noisy_counts"]),
-    dict(id="discover-probe-delta-not-split", file=DCOL,
+    dict(id="discover-probe-delta-not-split", file=DVAL,
          why="issue 27: the probe and the second partition selection each take the column's whole δ",
-         old="        d_probe, d_more = split_budget(delta, [1.0, 1.0])\n",
-         new="        d_probe, d_more = delta, delta\n",
+         old="    d_probe, d_more = split_budget(delta, [1.0, 1.0])\n",
+         new="    d_probe, d_more = delta, delta\n",
          tests=T_DISC),
-    dict(id="discover-probe-again-whole-budget", file=DCOL,
+    dict(id="discover-probe-again-whole-budget", file=DVAL,
          why="issue 27: the second partition selection spends the column's whole budget on top of the probe",
-         old="        return (*more.partition(counts, d_more), more)\n",
-         new="        return (*budget.partition(counts, d_more), budget)\n",
+         old="    idx, noisy = more.partition(counts, d_more)\n",
+         new="    idx, noisy = budget.partition(counts, d_more)\n",
          tests=["tests/data/test_discover.py::test_a_column_of_many_categories_selects_again_within_its_budget"]),
+    dict(id="discover-few-numbers-true-held", file=DVAL,
+         why="issue 27: whether the values kept by partition selection are a column's few distinct numbers decided "
+             "on their true counts",
+         old="    held = float(np.clip(noisy[: len(top)], 0, None).sum())\n",
+         new="    held = float(counts[top].sum())\n",
+         tests=["tests/data/test_discover_values.py::test_the_few_numbers_values_and_counts_are_noisy"]),
+    dict(id="discover-few-numbers-true-evidence", file=DVAL,
+         why="issue 27: the kept few distinct numbers' counts reused as 1-way measurements are their true counts",
+         old="    return kept, Selected(top[order], np.asarray(noisy[: len(top)], dtype=float)[order], budget.sd, [\n",
+         new="    return kept, Selected(top[order], np.asarray(counts[top], dtype=float)[order], budget.sd, [\n",
+         tests=["tests/data/test_discover_values.py::test_the_few_numbers_values_and_counts_are_noisy"]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

@@ -14,7 +14,7 @@ algorithm) gives each column ρ_c = ρ/(columns) and uses discrete Gaussian nois
 sqrt(columns) in ε terms and whose thresholds are several times lower (:mod:`dpsynth.data.discover.noise`).
 δ_c = δ/(columns that may be categorical) for partition selection.  That is the allotment; after its profile a
 column spends only what the profile says it needs (:data:`~dpsynth.data.discover.column.FEW_SHARE`,
-:data:`~dpsynth.data.discover.column.PROBE_SHARE`), and what it leaves is never charged: the release spends it.
+:data:`~dpsynth.data.discover.values.PROBE_SHARE`), and what it leaves is never charged: the release spends it.
 The choice reads only mechanism outputs and stays within the allotment, so the ledger's total still bounds the
 discovery (adaptive composition with a fixed total: a privacy filter).
 

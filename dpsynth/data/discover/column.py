@@ -34,6 +34,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
+from dpsynth.data.discover.values import few_distinct, select_categories, select_numbers
 from dpsynth.data.timestamps import (
     DAY,
     HOUR,
@@ -43,7 +44,6 @@ from dpsynth.data.timestamps import (
     resolution,
     spelled_format,
 )
-from dpsynth.privacy.accountant import split_budget
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
@@ -87,22 +87,11 @@ when at most SKEW_NEGATIVE of its noisy numbers are negative and the logarithmic
 noisy 10% and 90% quantiles are more than SKEW_RATIO apart (sampling weights, amounts, counts of many magnitudes;
 zeros, however many, have the cell below the logarithmic ones)."""
 
-DISCRETE_SHARE, DISCRETE_RUNS = 0.9, 0.6
-"""A fractional column whose fine cells past the cut hold DISCRETE_SHARE of its noisy numbers, are at most
-``max_categories`` and at most a quarter of its support's cells, and lie mostly apart (runs of adjacent cells at
-least DISCRETE_RUNS of them) holds few distinct numbers (codes such as 0.0, 4.5, 14.5, …, 100.0): the rest of
-its budget goes to partition selection over its values, and when the kept values hold DISCRETE_SHARE of its
-numbers it is categorical (each value decodes exactly) instead of binned."""
-
-FEW_SHARE, PROBE_SHARE, RESIDUAL = 0.15, 0.15, 0.03
+FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
-the rest of the column's budget is never charged and is left to the release):
-
-* a numeric column of few integers (an integral coarse range of at most 2·bins values) spends FEW_SHARE of it;
-* a categorical column first runs partition selection with PROBE_SHARE of the rest (and half its δ); when the
-  kept categories' noisy counts leave at most RESIDUAL of its noisy non-null rows (plus twice the sd of that
-  difference) unexplained, that is its answer; otherwise the remaining budget (and δ) runs partition selection
-  again, whose answer replaces the probe's (many or rare categories)."""
+the rest of the column's budget is never charged and is left to the release): a numeric column of few integers
+(an integral coarse range of at most 2·bins values) spends FEW_SHARE of it; a categorical column, a probe and
+maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
 
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
 """The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
@@ -255,10 +244,13 @@ class ColumnDiscovery:
         labels, counts = self.profile.value_counts()
         if labels.size == 0:  # every row null: the mechanism is still charged (its outcome is the empty set)
             counts = np.zeros(0, dtype=np.int64)
-        idx, noisy, budget = self._select(budget, counts, delta)
+        sel = select_categories(budget, counts, delta, non_null=self.non_null, non_null_sd=self.non_null_sd,
+                                max_categories=self.spec.max_categories)
+        idx, noisy = sel.idx, sel.noisy
+        self.learned.extend(sel.learned)
         top = idx[: self.spec.max_categories]
         kept = [str(x) for x in labels[top]]
-        self.evidence.labels, self.evidence.label_sd = tuple(kept), budget.sd
+        self.evidence.labels, self.evidence.label_sd = tuple(kept), sel.sd
         self.evidence.label_counts = np.asarray(noisy[: len(top)], dtype=float)
         self.learned.append(f"{len(kept)} categories by partition selection"
                             + (f" (top {self.spec.max_categories} kept)" if len(idx) > self.spec.max_categories else ""))
@@ -276,23 +268,6 @@ class ColumnDiscovery:
             kept = [OTHER_ONLY]
             self.learned.append("no value passed the threshold: one placeholder category, every value goes to other")
         return kept
-
-    def _select(self, budget: ColumnBudget, counts: np.ndarray, delta: float):
-        """Partition selection over the observed values, first with :data:`PROBE_SHARE` of the budget when the
-        profile gave a noisy non-null count: (kept indices, their noisy counts, the budget that released them)."""
-        if self.non_null is None:
-            return (*budget.partition(counts, delta), budget)
-        probe, more = budget.split(PROBE_SHARE)
-        d_probe, d_more = split_budget(delta, [1.0, 1.0])
-        idx, noisy = probe.partition(counts, d_probe, what="rows per observed value (probe)")
-        top = min(idx.size, self.spec.max_categories)
-        held = float(noisy[:top].sum())
-        slack = RESIDUAL * self.non_null + 2.0 * math.sqrt(top * probe.sd**2 + self.non_null_sd**2)
-        if self.non_null - held <= slack:
-            self.learned.append(f"partition selection with {PROBE_SHARE:.0%} of the budget sufficed (the probe)")
-            return idx, noisy, probe
-        self.learned.append(f"selection again: the probe left about {self.non_null - held:.0f} noisy rows out")
-        return (*more.partition(counts, d_more), more)
 
     # -- step 3: numeric
     def _numeric(self, budget: ColumnBudget, kind, integral, bounds, delta: float = 0.0) -> dict:
@@ -551,37 +526,21 @@ class ColumnDiscovery:
         return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float)), None
 
     def _discrete(self, noisy: np.ndarray, found, budget: ColumnBudget, delta: float) -> bool:
-        """Whether a fine histogram shows few distinct numbers (:data:`DISCRETE_SHARE`; post-processing)."""
-        if found is None or delta <= 0 or self.hint.type is not None:
-            return False
-        spikes = np.flatnonzero(noisy >= budget.block_cut(1, noisy.size))
-        span = found[1] - found[0] + 1
-        if not 2 <= spikes.size <= min(self.spec.max_categories, span // 4):
-            return False
-        runs = 1 + int(np.count_nonzero(np.diff(spikes) > 1))
-        mass = float(np.clip(noisy[found[0]:found[1] + 1], 0, None).sum())
-        return runs >= DISCRETE_RUNS * spikes.size and float(noisy[spikes].sum()) >= DISCRETE_SHARE * mass
+        """Whether a fine histogram shows few distinct numbers (:func:`~dpsynth.data.discover.values.few_distinct`)."""
+        return delta > 0 and self.hint.type is None and \
+            few_distinct(noisy, found, budget, max_categories=self.spec.max_categories)
 
     def _labels(self, budget: ColumnBudget, delta: float) -> bool:
-        """Partition selection over the values of a column of few distinct numbers (the rest of its budget): True
-        and :attr:`labels` set when the kept values hold :data:`DISCRETE_SHARE` of its noisy non-null rows."""
+        """Partition selection over the values of a column of few distinct numbers (the rest of its budget;
+        :func:`~dpsynth.data.discover.values.select_numbers`): True and :attr:`labels` set when they are its values."""
         labels, counts = self.profile.value_counts()
-        if labels.size == 0:
-            counts = np.zeros(0, dtype=np.int64)
-        idx, noisy = budget.partition(counts, delta, what="rows per observed number (few distinct numbers)")
-        top = idx[: self.spec.max_categories]
-        held = float(np.clip(noisy[: len(top)], 0, None).sum())
-        if top.size < 2 or held < DISCRETE_SHARE * (self.non_null or held + 1.0):
-            self.learned.append(f"not few distinct numbers ({top.size} values by partition selection hold about "
-                                f"{held:.0f} rows): binned from the first fine histogram")
+        kept, sel = select_numbers(budget, labels, counts, delta, max_categories=self.spec.max_categories,
+                                   non_null=self.non_null)
+        self.learned.extend(sel.learned)
+        if kept is None:
             return False
-        values = pd.to_numeric(pd.Series(labels[top], dtype=object), errors="coerce").to_numpy(dtype=float)
-        order = np.argsort(values, kind="stable")  # in numeric order (text, if any was kept, last)
-        self.labels = [str(x) for x in labels[top][order]]
-        self.evidence.labels, self.evidence.label_sd = tuple(self.labels), budget.sd
-        self.evidence.label_counts = np.asarray(noisy[: len(top)], dtype=float)[order]
-        self.learned.append(f"few distinct numbers (isolated fine cells): categorical over its {top.size} values "
-                            "kept by partition selection (each decodes exactly)")
+        self.labels = kept
+        self.evidence.labels, self.evidence.label_sd, self.evidence.label_counts = tuple(kept), sel.sd, sel.noisy
         return True
 
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
