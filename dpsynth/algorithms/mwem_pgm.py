@@ -45,6 +45,7 @@ import math
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
+from dpsynth.algorithms.compression import bins_from_noisy
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
@@ -276,11 +277,19 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
     measurements.extend(ctx.prior)  # a discovery's released histograms (post-processing)
+    init_sd = budget.deviation(init_each, nb.histogram_l1, nb.histogram_l2)
+    compress = getattr(params, "compress", False)  # released 1-way values only (post-processing)
+    bins = bins_from_noisy([m.values for m in measurements[:len(sizes)]], init_sd) if compress else None
     fit_kw = {"total": ctx.n, "max_cells": params.model_cells, "coarsen": True}
     model = estimate(sizes, measurements, iterations=params.round_iterations, **fit_kw).model
     true = {c: ctx.counts.marginal(c) for c in cands}
+    if bins is not None:  # the measured (binned) marginals; rare values share a bin (post-processing of 1-ways)
+        true = {c: bins.apply(v, c) for c, v in true.items()}
     cells = {c: true[c].size for c in cands}
-    selected, removed_by_size, grown = [], 0, 0
+
+    def fold(table, c):  # a model's marginal as measured
+        return table if bins is None else bins.apply(table, c)
+    selected, removed_by_size, grown, binned = [], 0, 0, 0
     bounds: dict = {}
     for t in range(_MAX_ROUNDS * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
@@ -290,7 +299,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         removed_by_size = max(removed_by_size, len(cands) - len(allowed))
         if not allowed:
             break
-        est = projections(model, allowed)
+        est = [fold(e, c) for e, c in zip(projections(model, allowed), allowed)]
         scores = np.array([np.abs(true[c] - e).sum() - _SQRT_2_PI * sd * cells[c] for c, e in zip(allowed, est)])
         pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=budget.select_epsilon(sel_part),
                                      ledger=ctx.ledger, rng=rng, stage="mwem-select",
@@ -298,11 +307,15 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         attrs = allowed[pick]
         values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
                                      stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
-        released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
-        measurements.append(LinearMeasurement(attrs, values, sd))
+        query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
+        if query is None:
+            released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
+        else:  # in the ledger and the model; not a per-value marginal of the report (its bins are in details)
+            binned += 1
+        measurements.append(LinearMeasurement(attrs, values, sd, query))
         selected.append(_label(ctx, attrs))
         model = estimate(sizes, measurements, iterations=params.round_iterations, warm=model, **fit_kw).model
-        if np.abs(model.project(attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * cells[attrs]:
+        if np.abs(fold(model.project(attrs), attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * cells[attrs]:
             budget.grow()
             grown += 1
         ctx.progress("mwem", t + 1, params.iterations)
@@ -323,6 +336,8 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         "budget_increases": grown,
         "model_cells_bound": params.model_cells,
         "score_sensitivity": nb.histogram_l1,
+        "binned_values": {} if bins is None else bins.describe(ctx.domain.names),
+        "binned_measurements": binned,
         "synthesis": {**final.details, "sampling": params.sampling,
                       "model_cliques": [[ctx.domain.names[a] for a in c] for c in final.model.cliques if len(c) > 1]},
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,9 @@ def test_low_signal_rule():
 def test_pair_signal_rule_on_a_wide_table():
     """Rule 0a: n / (mean pair cells · σ of one of d measurements) ≥ 3 with δ > 0 runs mwem on the pairs, d rounds."""
     sizes = (4,) * 50  # mean pair cells 16; d = 50
-    rho = approx_dp_to_zcdp(1.0, 1e-9)
+    L = math.log(1e9)
+    rho = (math.sqrt(L + 1.0) - math.sqrt(L)) ** 2  # the Bun–Steinke ρ the threshold was measured on
+    assert rho < approx_dp_to_zcdp(1.0, 1e-9)
     want = 10_000 / (16 * np.sqrt(50 / (2 * rho)))
     assert auto.pair_signal(n=10_000, epsilon=1.0, delta=1e-9, sizes=sizes, columns=range(50)) == pytest.approx(want)
     assert auto.pair_signal(n=10_000, epsilon=1.0, delta=0.0, sizes=sizes, columns=range(50)) == 0.0

@@ -39,7 +39,9 @@ class Params:
     ``pgm`` variant's model bound, mirror-descent steps per round and at the end, and
     sampling method.  ``anneal`` (``pgm``, at least 1): when the model stops improving, later rounds'
     noise deviation is divided by it (ρ × anneal² under zCDP, ε × anneal under pure accounting); 2, the
-    default, is AIM's (McKenna et al. 2022, §4).
+    default, is AIM's (McKenna et al. 2022, §4).  ``compress`` (``pgm``): values whose noisy 1-way count is
+    below 3 noise deviations share one bin in every later measurement (MST's compression;
+    :mod:`dpsynth.algorithms.compression`), so its noise is spread over fewer cells.
     """
 
     variant: Literal["pgm", "paper"] | None = None
@@ -62,6 +64,7 @@ class Params:
     sampling: Literal["iid", "systematic"] = "iid"
     noise: Literal["discrete", "continuous"] = "discrete"
     anneal: float = 2.0
+    compress: bool = False
 
     def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
