@@ -199,8 +199,8 @@ def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
     smaller conversion always allows; the conversion grows with ρ."""
     L = math.log(1.0 / delta)
     lo = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-    if not lo > 0:
-        return 0.0
+    if not (lo > 0 and math.isfinite(lo) and 0 < delta < 1):  # nothing to search (the closed form's answer)
+        return lo if lo > 0 else 0.0
     while zcdp_to_approx_dp(lo, delta) > epsilon:  # float rounding of the closed form: step down
         lo *= 1.0 - 1e-12
     hi = 2.0 * lo
