@@ -19,7 +19,15 @@ import yaml
 
 from dpsynth.algorithms import algorithm_names, get_algorithm
 from dpsynth.data.fine import FineSettings
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, NumericColumn
+from dpsynth.data.schema import (
+    CategoricalColumn,
+    ColumnSpec,
+    DatetimeColumn,
+    Domain,
+    IntegerColumn,
+    NumericColumn,
+    lattice_gaps,
+)
 from dpsynth.data.timestamps import UNITS, calendar_edges, check_format, parse_instant
 from dpsynth.errors import ConfigError
 from dpsynth.params import as_choice as _choice
@@ -199,6 +207,17 @@ def parse_bytes(value: Any, path: str = "limits.max_memory") -> int:
     return int(number * _UNITS[unit])
 
 
+def _step(value: Any, integral: bool, path: str) -> float:
+    """A numeric column's ``step`` (its values are multiples of it): a number > 0, an integer when the column is
+    ``integer: true``."""
+    step = _number(value, path)
+    if not math.isfinite(step) or step <= 0:
+        raise ConfigError(f"{path}: expected a number > 0 (values are multiples of it), got {value!r}")
+    if integral and not step.is_integer():
+        raise ConfigError(f"{path}: an integer: true column needs a whole step, got {value!r}")
+    return float(step)
+
+
 def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     spec = _mapping(spec, path)
     kind = _choice(spec.get("type"), ("numeric", "integer", "categorical", "datetime"), f"{path}.type")
@@ -207,10 +226,11 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     if kind == "datetime":
         return _datetime_column(name, spec, has_null, path)
     if kind == "numeric":
-        _no_extra(spec, {"type", "lower", "upper", "bins", "edges", "missing", "integer"}, path)
+        _no_extra(spec, {"type", "lower", "upper", "bins", "edges", "missing", "integer", "step"}, path)
         integral = spec.get("integer", False)
         if not isinstance(integral, bool):
             raise ConfigError(f"{path}.integer: expected true or false, got {integral!r}")
+        step = None if spec.get("step") is None else _step(spec["step"], integral, f"{path}.step")
         if "edges" in spec:
             if any(k in spec for k in ("lower", "upper", "bins")):
                 raise ConfigError(f"{path}: give either edges or lower/upper/bins, not both")
@@ -233,7 +253,12 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
             if hi <= lo:
                 raise ConfigError(f"{path}.upper: must be greater than lower ({hi:g} <= {lo:g})")
             edges = list(np.linspace(lo, hi, bins + 1))
-        return NumericColumn(name, tuple(float(e) for e in edges), missing=has_null, integral=integral)
+        gaps = [] if step is None else lattice_gaps(edges, step)
+        if gaps:
+            i = gaps[0]
+            raise ConfigError(f"{path}: bin {i} [{edges[i]:g}, {edges[i + 1]:g}] holds no multiple of step {step:g}; "
+                              "move its edges or use fewer bins")
+        return NumericColumn(name, tuple(float(e) for e in edges), missing=has_null, integral=integral, step=step)
     if kind == "integer":
         _no_extra(spec, {"type", "lower", "upper", "missing"}, path)
         for key in ("lower", "upper"):

@@ -79,7 +79,8 @@ def config_document(cfg: Config) -> dict:
             cols[c.name] = c.to_declaration()
             continue
         if isinstance(c, NumericColumn):
-            spec = {"type": "numeric", "edges": list(c.edges), **({"integer": True} if c.integral else {})}
+            spec = {"type": "numeric", "edges": list(c.edges), **({"integer": True} if c.integral else {}),
+                    **({"step": c.step} if c.step is not None else {})}
         elif isinstance(c, IntegerColumn):
             spec = {"type": "integer", "lower": c.lower, "upper": c.upper}
         else:

@@ -460,8 +460,9 @@ def discovery_fine_view(found, config: Config) -> FineView | None:
             continue  # date cells are in seconds, not the decoder's whole units: uniform within bins
         edges = np.asarray(ev.cells, dtype=float)
         if spec.integral:
-            if np.all(np.diff(np.ceil(np.asarray(spec.edges, dtype=float))) <= 1):
-                continue  # one integer per bin: nothing to decode within
+            step = spec.step or 1.0
+            if np.all(np.diff(np.ceil(np.asarray(spec.edges, dtype=float) / step)) <= 1):
+                continue  # one integer (multiple of the step) per bin: nothing to decode within
             if np.all(edges % 1 == 0.5):  # unit cells k ± 0.5: integer k is the decoder's unit [k, k + 1)
                 edges = edges + 0.5
             elif np.any(edges % 1 != 0):

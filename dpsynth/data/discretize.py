@@ -436,6 +436,14 @@ def _whole_draws(lo, hi, closed: np.ndarray, numeric: str, rng: np.random.Genera
     return np.where(empty, np.round((lo + hi) / 2.0), np.minimum(draw, ihi))
 
 
+def _units(x, r: float):
+    """Values in units of a step r (1: unchanged); a ratio within 1e-9 of a whole number is that number."""
+    if r == 1.0:
+        return x
+    q = np.asarray(x, dtype=float) / r
+    return np.where(np.abs(q - np.round(q)) < 1e-9, np.round(q), q)
+
+
 def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random.Generator, limit, within=None):
     """(values, isnull) of one column; categorical values are indices into its label table."""
     isnull = (c == spec.size - 1) if spec.missing else np.zeros(len(c), dtype=bool)
@@ -457,11 +465,16 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
         scaled = None if limit is None else (math.ceil(limit[0] / r), math.floor(limit[1] / r))
         vals = _whole_draws(lo / r, hi / r, np.zeros(len(c), dtype=bool), numeric, rng, scaled) * r
         return np.where(isnull, np.nan, vals), isnull
-    if spec.integral:
+    if spec.integral or spec.step is not None:  # whole multiples of the step (1 for integers) inside the bin
+        r = spec.step or 1.0
         after = (b > 0) & (edges[np.maximum(b - 1, 0)] == lo) & (lo < hi)  # after a point bin: open on the left
-        vals = _whole_draws(np.where(after, np.nextafter(lo, np.inf), lo), hi, b == spec.n_bins - 1, numeric, rng,
-                            limit)
-        return np.where(isnull, 0, vals).astype(np.int64), isnull
+        scaled = None if limit is None else (np.ceil(limit[0] / r - 1e-9), np.floor(limit[1] / r + 1e-9))
+        ulo = _units(lo, r)
+        vals = _whole_draws(np.where(after, np.nextafter(ulo, np.inf), ulo), _units(hi, r),
+                            b == spec.n_bins - 1, numeric, rng, scaled) * r
+        if spec.integral:
+            return np.where(isnull, 0, vals).astype(np.int64), isnull
+        return np.where(isnull, np.nan, np.round(vals, 10)), isnull  # (3 × 0.1 is 0.30000000000000004)
     if numeric == "uniform":
         if limit is not None:
             lo, hi = np.maximum(lo, limit[0]), np.minimum(hi, limit[1])

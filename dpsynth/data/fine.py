@@ -130,7 +130,15 @@ def _unit(spec: NumericColumn) -> float | None:
     None for real numbers."""
     if isinstance(spec, DatetimeColumn):
         return resolution(spec.output_format)
+    if spec.step is not None:  # values on a lattice: whole multiples of the step
+        return spec.step
     return 1.0 if spec.integral else None
+
+
+def _ratio(x: np.ndarray, r: float) -> np.ndarray:
+    """x / r, a ratio within 1e-9 of a whole number being that number (a step such as 0.1 is inexact)."""
+    q = np.asarray(x, dtype=float) / r
+    return np.where(np.abs(q - np.round(q)) < 1e-9, np.round(q), q)
 
 
 def unit_bins(spec: NumericColumn) -> tuple[np.ndarray, np.ndarray]:
@@ -141,9 +149,10 @@ def unit_bins(spec: NumericColumn) -> tuple[np.ndarray, np.ndarray]:
     if r is None:
         return edges[:-1], edges[1:]
     after = np.concatenate([[False], (np.diff(edges) == 0)[:-1]])  # the bin after a point bin is open on the left
-    lo, hi = np.ceil(np.where(after, np.nextafter(edges[:-1], np.inf), edges[:-1]) / r), np.ceil(edges[1:] / r)
-    if spec.integral and not isinstance(spec, DatetimeColumn):
-        hi[-1] = np.floor(edges[-1]) + 1
+    a, b = _ratio(edges[:-1], r), _ratio(edges[1:], r)
+    lo, hi = np.ceil(np.where(after, np.nextafter(a, np.inf), a)), np.ceil(b)
+    if (spec.integral or spec.step is not None) and not isinstance(spec, DatetimeColumn):
+        hi[-1] = np.floor(b[-1]) + 1  # the last bin is closed
     return lo, np.maximum(hi, lo)
 
 
@@ -175,8 +184,8 @@ def fine_counts(values: np.ndarray, isnull: np.ndarray, spec: NumericColumn, edg
     if spec.points:  # a value in a point bin decodes to itself: it is no part of P(value | bin) of any bin
         v = v[~np.isin(v, spec.points)]
     r = _unit(spec)
-    if r is not None:
-        v = np.floor(v / r)
+    if r is not None:  # a value off a step column's lattice counts at its nearest multiple
+        v = np.round(v / r) if spec.step is not None and not isinstance(spec, DatetimeColumn) else np.floor(v / r)
     v = np.clip(np.nan_to_num(v, nan=edges[0], posinf=edges[-1], neginf=edges[0]), edges[0], edges[-1])
     idx = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
     return np.bincount(idx, minlength=len(edges) - 1).astype(np.int64)
@@ -308,7 +317,11 @@ def draw_in_bins(b: np.ndarray, spec: NumericColumn, fine: FineColumn, rng: np.r
     weight times the share of the sub-cell's length it covers.  A bin whose pieces weigh 0 draws uniformly."""
     r = _unit(spec)
     lo, hi = unit_bins(spec)
-    sub = fine.edges / (r or 1.0)
+    sub, weights = fine.edges / (r or 1.0), fine.weights
+    if spec.step is not None and not isinstance(spec, DatetimeColumn):  # a sub-cell holds the multiples inside it
+        sub = np.ceil(_ratio(fine.edges, spec.step))
+        keep = np.diff(sub) > 0  # (a sub-cell holding no multiple has no mass to give)
+        sub, weights = np.append(sub[:-1][keep], sub[-1]), weights[keep]
     cuts = [lo, hi[-1:], sub[(sub > lo[0]) & (sub < hi[-1])]]
     if limit is not None:
         lim = (np.ceil(limit[0] / r), np.floor(limit[1] / r) + 1) if r is not None else (limit[0], limit[1])
@@ -323,7 +336,7 @@ def draw_in_bins(b: np.ndarray, spec: NumericColumn, fine: FineColumn, rng: np.r
     length = (z - a) * inside
     if limit is not None:
         length = length * ((a >= lim[0]) & (z <= lim[1]))
-    mass = np.where(covered, fine.weights[cell] * length / (sub[cell + 1] - sub[cell]), 0.0)
+    mass = np.where(covered, weights[cell] * length / (sub[cell + 1] - sub[cell]), 0.0)
     nbins = len(lo)
     total = np.bincount(owner, weights=mass, minlength=nbins)
     mass = np.where(total[owner] > 0, mass, length)  # no noisy mass in the bin: uniform

@@ -14,6 +14,8 @@ equivalent for one raw column.  It answers three questions, all *private*:
   numeric values lie strictly below each;
 * :meth:`ColumnProfile.point_counts`: for public candidate values, how many
   numeric values equal each exactly;
+* :meth:`ColumnProfile.step_counts`: for public candidate steps, how many nonzero integers have each as the
+  largest candidate dividing them (values on a lattice: :mod:`dpsynth.data.discover.lattice`);
 * :meth:`ColumnProfile.spelling_counts`: how many cells read as instants in each public spelling (a
   histogram over :data:`~dpsynth.data.timestamps.SPELLING_CELLS` cells);
 * :meth:`ColumnProfile.datetime_seconds`: the cells read as instants (private
@@ -130,6 +132,17 @@ class ColumnProfile:
         values = np.asarray(values, dtype=float)
         at = match_numbers(self._numbers[self._finite] + 0.0, values)  # -0.0 is 0.0
         return np.bincount(at[at >= 0], minlength=values.size).astype(np.int64)
+
+    def step_counts(self, steps) -> np.ndarray:
+        """Rows of nonzero integral numbers per public candidate step (ascending, 1 first, closed under least
+        common multiples): each such row in the cell of the largest step dividing it, so a row is in at most one
+        cell (a histogram, int64).  Zeros (multiples of every step) and other rows are in none."""
+        steps = np.asarray(steps, dtype=float)
+        v = np.abs(self._numbers[self._finite])
+        v = v[(v == np.round(v)) & (v > 0) & (v < 2.0**53)]
+        divides = np.fmod(v[:, None], steps[None, :]) == 0  # rows × candidates (a few dozen)
+        largest = steps.size - 1 - np.argmax(divides[:, ::-1], axis=1)
+        return np.bincount(largest, minlength=steps.size).astype(np.int64)
 
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """(values, counts) of the finite integral numbers: sorted distinct values (float) and rows per value."""

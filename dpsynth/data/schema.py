@@ -26,6 +26,7 @@ __all__ = [
     "IntegerColumn",
     "NumericColumn",
     "bin_index",
+    "lattice_gaps",
     "point_values",
 ]
 
@@ -46,6 +47,7 @@ class NumericColumn:
     edges: tuple[float, ...]
     missing: bool = False  # null is its own value (the last code)
     integral: bool = False  # decode to integers (the input column held integers)
+    step: float | None = None  # values lie on multiples of step (a lattice): decoded values are multiples too
 
     kind = "numeric"
 
@@ -170,6 +172,18 @@ class DatetimeColumn(NumericColumn):
 
 
 ColumnSpec = NumericColumn | IntegerColumn | CategoricalColumn | DatetimeColumn
+
+
+def lattice_gaps(edges, step: float) -> list[int]:
+    """The bins of ``edges`` (a numeric column's, the last bin closed) that hold no multiple of ``step``: a
+    point bin whose value is not one, or an interval bin [a, b) (after a point bin (a, b)) with none inside."""
+    e = np.asarray(edges, dtype=float)
+    a, b = np.round(e[:-1] / step, 9), np.round(e[1:] / step, 9)  # (a step such as 0.1 is not exact in binary)
+    after = np.concatenate([[False], (np.diff(e) == 0)[:-1]])
+    first = np.where(after, np.floor(a) + 1, np.ceil(a))
+    last = np.where(np.arange(a.size) == a.size - 1, np.floor(b), np.ceil(b) - 1)
+    last = np.where(a == b, np.where(np.floor(a) == a, a, a - 1), last)  # a point bin holds its value alone
+    return [int(i) for i in np.flatnonzero(last < first)]
 
 
 def point_values(edges) -> np.ndarray:

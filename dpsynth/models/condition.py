@@ -168,13 +168,19 @@ def _compare(values: np.ndarray, op: str, x: float) -> np.ndarray:
 
 def _bin_fractions(spec: NumericColumn, lo: float, hi: float, numeric: str) -> np.ndarray:
     """Per code: the probability that the value decoded from it lies in [lo, hi] (0 for null)."""
-    edges = np.asarray(spec.edges)
+    r = spec.step or 1.0  # a lattice column decodes to multiples of its step: counted in steps
+    lattice = spec.integral or spec.step is not None
+    edges = np.asarray(spec.edges, dtype=float) / r if lattice else np.asarray(spec.edges)
+    edges = np.where(np.abs(edges - np.round(edges)) < 1e-9, np.round(edges), edges) if lattice else edges
+    lo, hi = (lo / r, hi / r) if lattice else (lo, hi)
     a, b = edges[:-1], edges[1:]
     if numeric != "uniform":
         mid = (a + b) / 2.0
-        mid = np.round(mid) if spec.integral else mid
-        frac = ((mid >= lo) & (mid <= hi)).astype(float)
-    elif spec.integral:  # the integers decode() draws from, as in discretize._decode_column
+        mid = np.round(mid) if lattice else mid
+        tol = 1e-9 if lattice else 0.0
+        frac = ((mid >= lo - tol) & (mid <= hi + tol)).astype(float)
+    elif lattice:  # the whole units decode() draws from, as in discretize._decode_column
+        lo, hi = math.ceil(lo - 1e-9) if math.isfinite(lo) else lo, math.floor(hi + 1e-9) if math.isfinite(hi) else hi
         ilo = np.ceil(a)
         ihi = np.where(np.arange(spec.n_bins) == spec.n_bins - 1, np.floor(b), np.ceil(b) - 1)
         empty = ihi < ilo

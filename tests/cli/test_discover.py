@@ -70,8 +70,9 @@ def test_discover_with_hints_file_and_stdout(runner, tmp_path):
     assert list(schema["columns"]) == ["sex", "age"]
     assert schema["columns"]["sex"]["categories"] == ["Female", "Male"]
     report = json.loads(rep.read_text())
-    assert [c["measured"] for c in report["ledger"]] == ["age: rows per fine cell (74 public cells)",
-                                                        "age: rows per fine cell, again (74 public cells)"]
+    assert [c["measured"] for c in report["ledger"]] == [
+        "age: nonzero integers per largest public step dividing them (24 cells)",
+        "age: rows per fine cell (74 public cells)", "age: rows per fine cell, again (74 public cells)"]
     assert res.stderr == ""
 
 

@@ -93,8 +93,10 @@ def test_budget_goes_only_to_columns_with_something_unknown():
              "age": {"type": "numeric", "lower": 0, "upper": 100, "integer": True, "missing": "error"}}
     found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
     measured = [c.measured for c in ledger.charges]
-    # 'colour' is complete (missing: category); age: the fine histogram, then its second look (zoom or again)
-    assert measured[0] == "age: rows per fine cell (101 public cells)" and len(measured) == 2
+    # 'colour' is complete (missing: category); age: its candidate steps (lattice.py), the fine histogram, then
+    # its second look (zoom or again)
+    assert measured[0] == "age: nonzero integers per largest public step dividing them (24 cells)"
+    assert measured[1] == "age: rows per fine cell (101 public cells)" and len(measured) == 3
     assert sum(c.epsilon for c in ledger.charges) == pytest.approx(1.0)
     assert found.schema["columns"]["age"]["edges"][0] == 0 and found.schema["columns"]["age"]["edges"][-1] == 100
     assert found.columns["colour"]["public"] == ["categories", "type"]
@@ -376,8 +378,8 @@ def test_coupled_replay_of_zcdp_discovery(neighbouring, monkeypatch):
 
 @pytest.mark.parametrize("values, edges, note", [
     (np.arange(1997, 2003), [1996.5, 1997.5, 1998.5, 1999.5, 2000.5, 2001.5, 2002.5], "one cell per integer in"),
-    (np.array([1_000_000, 1_000_100, 1_000_200]), [1_000_000, 1_000_099.5, 1_000_199.5, 1_000_200],
-     "integer values by partition selection"),
+    (np.array([1_000_000, 1_000_100, 1_000_200]), [999_950, 1_000_050, 1_000_150, 1_000_250],
+     "integer values by partition selection"),  # (on a lattice of step 100: one bin around each multiple)
 ], ids=["years", "tied-amounts"])
 def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch, values, edges, note):
     """Years 1997..2002 (issue 27: edges 1500..2999 and a synthetic median of 2036): the fine histogram's cells are

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discover.evidence import Evidence
+from dpsynth.data.discover.lattice import ask as lattice_step
+from dpsynth.data.discover.lattice import on_lattice
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
     ColumnBudget,
@@ -35,15 +37,7 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.values import few_distinct, select_categories, select_numbers
-from dpsynth.data.timestamps import (
-    DAY,
-    HOUR,
-    SPELLING_CELLS,
-    SPELLINGS,
-    calendar_edges,
-    resolution,
-    spelled_format,
-)
+from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
@@ -149,8 +143,9 @@ class ColumnDiscovery:
             spec = {"type": "categorical", "categories": cats}
         elif kind == "datetime":
             spec = self._datetime(budget)
-        else:
-            spec = self._numeric(budget, kind, bool(integral), bounds, delta)
+        else:  # values on multiples of a step (lattice.py): a histogram of candidate steps, then edges between them
+            budget, step = lattice_step(self, budget, kind, integral)
+            spec = on_lattice(self._numeric(budget, kind, bool(integral), bounds, delta), step, h.bins or self.spec.bins)
         spec["missing"] = missing
         return spec
 

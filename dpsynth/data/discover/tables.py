@@ -1,9 +1,9 @@
 """Where discovery's per-column counts come from: a table in memory, or a file scanned by an engine.
 
-Discovery (:class:`~dpsynth.data.discover.column.ColumnDiscovery`) asks each column seven questions, all answered
+Discovery (:class:`~dpsynth.data.discover.column.ColumnDiscovery`) asks each column eight questions, all answered
 by :class:`~dpsynth.data.profile.ColumnProfile` on a pandas column: ``profile_counts(edges)``,
-``cell_counts(edges)``, ``point_counts(values)``, ``value_counts()``, ``integer_counts()``, ``spelling_counts()``
-and ``as_instants()``.  Every answer is a sum
+``cell_counts(edges)``, ``point_counts(values)``, ``value_counts()``, ``integer_counts()``, ``step_counts(steps)``,
+``spelling_counts()`` and ``as_instants()``.  Every answer is a sum
 over rows of a function of one row (issue 13: a row's cell, label and number depend on that row alone), so the
 answer for a table is the merge of the answers for any partition of its rows into batches:
 
@@ -56,6 +56,7 @@ class ColumnCounts(Protocol):
     def point_counts(self, values) -> np.ndarray: ...
     def value_counts(self) -> tuple: ...
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def step_counts(self, steps) -> np.ndarray: ...
     def spelling_counts(self) -> np.ndarray: ...
     def as_instants(self) -> ColumnCounts: ...
 
@@ -93,7 +94,7 @@ def as_discovery_table(table) -> DiscoveryTable:
 # ("sum") or sorted keys with counts ("keyed").  The same function runs on the driver (stream) and on Spark's
 # executors (spark), so it is a plain module-level function of picklable arguments.
 QUESTIONS = {"profile_counts": "sum", "cell_counts": "sum", "point_counts": "sum", "value_counts": "keyed",
-             "integer_counts": "keyed", "spelling_counts": "sum"}
+             "integer_counts": "keyed", "spelling_counts": "sum", "step_counts": "sum"}
 
 def batch_answer(series: pd.Series, question: str, args: tuple, instants: bool):
     """The answer to ``question`` on one batch of a column (a pandas Series as ``io.read_table`` gives it)."""
@@ -199,6 +200,9 @@ class ScannedColumn:
 
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]:
         return self._ask("integer_counts")
+
+    def step_counts(self, steps) -> np.ndarray:
+        return self._ask("step_counts", tuple(np.asarray(steps, dtype=float).tolist()))
 
     def spelling_counts(self) -> np.ndarray:
         return self._ask("spelling_counts")

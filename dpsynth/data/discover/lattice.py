@@ -1,0 +1,122 @@
+"""Values on a lattice: an integral column whose values are all multiples of a step (knots in fives, coins in
+cents of 25), found privately and honoured by the discovered bins.
+
+One noisy histogram (:data:`LATTICE_SHARE` of the column's numeric budget) over the public candidate steps
+:data:`STEPS` (1, 2, 5, 10, 20, 25, 50, 100, … : 2^a·5^b, closed under least common multiples): each nonzero
+integer of the column is counted once, in the cell of the largest candidate dividing it
+(:meth:`~dpsynth.data.profile.ColumnProfile.step_counts`; a row is in at most one cell, so the sensitivity is
+that of any histogram).  Because the candidates are closed under least common multiples, a row is a multiple of
+a candidate s exactly when its cell's step is a multiple of s, so the share of rows on multiples of s is a sum
+of cells (post-processing).  Zeros lie on every lattice and are left out; cells under the cut all empty cells
+stay under with probability 99% count as 0.  The largest s > 1 whose cells hold :data:`LATTICE_MOST` of the
+noisy total is the column's ``step``.  A column whose profile shows fewer than :data:`LATTICE_ROWS` times the
+histogram's cut in noisy rows is not asked (post-processing of the profile; nothing is spent).
+
+The discovered spec then puts its edges halfway between multiples of the step (:func:`on_lattice`), so every
+bin holds at least one multiple and no multiple is split, and decoding (``discretize`` and ``fine``) draws
+multiples of the step only.  A value off the lattice (at most about a tenth of the rows) is encoded in the bin
+of its nearest multiple and decoded on the lattice.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.schema import point_values
+
+__all__ = ["LATTICE_MOST", "LATTICE_ROWS", "LATTICE_SHARE", "STEPS", "ask", "on_lattice", "step_of"]
+
+LATTICE_SHARE = 0.1
+"""Share of an integral numeric column's budget (after its profile) spent on the histogram of candidate steps."""
+
+LATTICE_MOST = 0.9
+"""A step is the column's when the noisy counts of its multiples hold at least this share of the nonzero
+integers' noisy total."""
+
+
+LATTICE_ROWS = 4
+"""The step histogram is asked only when the profile's noisy non-null count is at least LATTICE_ROWS times its
+cut (fewer rows could not show a lattice above the noise; the budget is left to the fine histograms)."""
+
+
+def _candidates(top: float = 1e6) -> np.ndarray:
+    """2^a·5^b for the round numbers {1, 2, 2.5, 5}·10^k up to ``top``, closed under least common multiples."""
+    base = {int(m * 10**k) for k in range(int(math.log10(top)) + 1) for m in (1, 2, 2.5, 5)
+            if float(m * 10**k).is_integer() and m * 10**k <= top}
+    while True:
+        more = {math.lcm(a, b) for a in base for b in base if math.lcm(a, b) <= top} - base
+        if not more:
+            return np.array(sorted(base), dtype=float)
+        base |= more
+
+
+STEPS = _candidates()
+"""The public candidate steps (ascending, 1 first)."""
+
+
+def step_of(noisy: np.ndarray, budget: ColumnBudget) -> tuple[float | None, float]:
+    """(the largest candidate step s > 1 whose multiples' noisy cells hold :data:`LATTICE_MOST` of the total,
+    or None; that share, or the share of the best s > 1).  Post-processing of the noisy histogram."""
+    kept = np.where(noisy >= budget.block_cut(1, noisy.size), noisy, 0).astype(float)
+    total = float(kept.sum())
+    if total <= 0:
+        return None, 0.0
+    multiple = np.fmod(STEPS[None, :], STEPS[:, None]) == 0  # [s, c]: cell c's step is a multiple of s
+    share = (multiple * kept[None, :]).sum(axis=1) / total
+    on = np.flatnonzero((share >= LATTICE_MOST) & (STEPS > 1))
+    if on.size == 0:
+        return None, float(share[1:].max(initial=0.0))
+    return float(STEPS[on[-1]]), float(share[on[-1]])
+
+
+def ask(col, budget: ColumnBudget, kind, integral) -> tuple[ColumnBudget, float | None]:
+    """For an integral numeric column without a ``step`` hint: the histogram of candidate steps with
+    :data:`LATTICE_SHARE` of ``budget``; returns (the rest of the budget, the step or None)."""
+    if kind != "numeric" or not integral:
+        return budget, None
+    mine, rest = budget.split(LATTICE_SHARE)
+    if col.non_null is not None and col.non_null < LATTICE_ROWS * mine.block_cut(1, STEPS.size):
+        col.learned.append(f"no step asked: {col.non_null:.0f} noisy rows are under {LATTICE_ROWS}× the step "
+                           "histogram's cut")
+        return budget, None
+    noisy = mine.histogram(col.profile.step_counts(STEPS), "nonzero integers per largest public step dividing "
+                           f"them ({STEPS.size} cells)")
+    step, share = step_of(noisy, mine)
+    if step is None:
+        col.learned.append(f"no lattice: no step > 1 divides {LATTICE_MOST:.0%} of the nonzero integers "
+                           f"(noisy counts; at most {share:.0%})")
+    else:
+        col.learned.append(f"values on a lattice: step {step:g} divides about {share:.0%} of the nonzero integers "
+                           "(noisy counts)")
+    return rest, step
+
+
+def on_lattice(spec: dict, step: float | None, bins: int) -> dict:
+    """A discovered numeric spec (edges, integer) put on the lattice of ``step`` (post-processing): bounds at the
+    outermost multiples inside them, one bin per multiple when at most 2·bins of them, else each inner edge moved
+    to the nearest midpoint between multiples (a point bin on a multiple becomes that multiple's bin; one off
+    the lattice is dropped), so no bin is empty and none splits a multiple.  ``step`` None: unchanged."""
+    if step is None or spec.get("type") != "numeric" or "edges" not in spec:
+        return spec
+    e = np.asarray(spec["edges"], dtype=float)
+    lo, hi = math.ceil(e[0] / step) * step, math.floor(e[-1] / step) * step
+    if hi < lo:  # no multiple between the bounds: not worth a lattice
+        return spec
+    half = step / 2.0
+    if (hi - lo) / step + 1 <= 2 * bins:
+        edges = np.arange(lo, hi + step / 2, step) - half
+        edges = np.append(edges, hi + half)
+    else:
+        pts = point_values(e)
+        pts = pts[np.fmod(pts, step) == 0]
+        inner = e[1:-1][~np.isin(e[1:-1], point_values(e))]
+        mids = (np.floor(inner / step) + 0.5) * step  # the nearest midpoint (just above the multiple below)
+        edges = np.concatenate([[lo - half, hi + half], mids, pts - half, pts + half])
+        edges = np.unique(edges[(edges >= lo - half) & (edges <= hi + half)])
+    out = dict(spec)
+    out["edges"] = [int(x) if float(x).is_integer() else float(x) for x in edges]
+    out["step"] = int(step) if float(step).is_integer() else float(step)
+    return out
