@@ -15,6 +15,7 @@ import dpsynth.data.engines.stream as stream_mod
 from dpsynth.cli import app
 from dpsynth.config import zero_config
 from dpsynth.data.discover import discover_schema, parse_discover
+from dpsynth.data.discover.lattice import STEPS
 from dpsynth.data.discover.tables import KeyedSum, ScannedTable
 from dpsynth.data.engines import discovery_table
 from dpsynth.data.profile import ColumnProfile
@@ -165,6 +166,7 @@ def test_batched_answers_equal_whole_column_answers():
         ints, icounts = part.integer_counts()
         assert np.array_equal(ints, whole.integer_counts()[0]) and np.array_equal(icounts, whole.integer_counts()[1])
         assert np.array_equal(part.as_instants().cell_counts(edges), whole.as_instants().cell_counts(edges))
+        assert np.array_equal(part.step_counts(STEPS), whole.step_counts(STEPS))
 
 
 def test_boolean_cells_are_never_numbers_whatever_the_other_rows():

@@ -445,6 +445,8 @@ DISC = "dpsynth/data/discover/__init__.py"
 DCOL = "dpsynth/data/discover/column.py"
 DNOISE = "dpsynth/data/discover/noise.py"
 DVAL = "dpsynth/data/discover/values.py"
+DLAT = "dpsynth/data/discover/lattice.py"
+T_LAT = "tests/data/test_discover_lattice.py"
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
 T_DISC = ["tests/data/test_discover.py"]
@@ -552,6 +554,22 @@ MUTANTS += [
          new="        found = support(self.profile.cell_counts(years) * 1.0, first)\n        if found is None:  # nothing stands out: the year",
          tests=["tests/data/test_discover.py::test_dates_are_discovered_as_a_datetime_column",
                 "tests/data/test_discover_dates.py::test_the_format_is_read_off_noisy_counts_only"]),
+    dict(id="discover-lattice-true-counts", file=DLAT,
+         why="issue 27: a column's step (values on a lattice) read off the true counts of its candidate steps",
+         old="    step, share = step_of(noisy, mine)\n",
+         new="    step, share = step_of(col.profile.step_counts(STEPS) * 1.0, mine)\n",
+         tests=[f"{T_LAT}::test_the_step_is_read_off_noisy_counts_only"]),
+    dict(id="discover-lattice-budget-not-split", file=DLAT,
+         why="issue 27: the step histogram spends the numeric stage's whole budget again instead of its share",
+         old="    mine, rest = budget.split(LATTICE_SHARE)\n",
+         new="    mine, rest = budget, budget\n",
+         tests=[f"{T_LAT}::test_the_step_histogram_is_charged_its_documented_share"]),
+    dict(id="discover-lattice-row-in-every-step", file="dpsynth/data/profile.py",
+         why="issue 27: a row counted in every candidate step dividing it (L1 sensitivity up to 24, charged as 1)",
+         old="        largest = steps.size - 1 - np.argmax(divides[:, ::-1], axis=1)\n"
+             "        return np.bincount(largest, minlength=steps.size).astype(np.int64)\n",
+         new="        return divides.sum(axis=0).astype(np.int64)\n",
+         tests=[f"{T_LAT}::test_step_counts_put_each_nonzero_integer_in_its_largest_step_once"]),
     dict(id="discover-probe-true-counts", file=DVAL,
          why="issue 27: whether a categorical column selects again after its probe decided on the true counts",
          old="    held = float(noisy[:top].sum())\n",

@@ -50,6 +50,11 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    cells past the cut are few and apart (codes such as 0.0, 4.5, 14.5) spends the rest of its budget on partition
    selection over its values and becomes categorical over the kept ones.
 
+   **Values on a lattice** (:mod:`dpsynth.data.discover.lattice`): an integral column first spends 10% of its
+   numeric budget on one noisy histogram over public candidate steps (1, 2, 5, 10, 20, 25, 50, …; each nonzero
+   integer in the cell of the largest dividing it); when a step s > 1 divides 90% of the noisy total, the column
+   gets ``step: s`` and edges halfway between multiples of s.
+
 **Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram, the point
 masses' counts) are kept as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
 estimator as 1-way linear measurements (post-processing: no further privacy cost).
@@ -184,7 +189,8 @@ def discover_schema(
         "the hints given for each column (type, categories, bounds, bins, missing)",
         (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
          f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer, or E-series numbers for "
-         "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1)), "
+         "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1); "
+         "candidate steps of a lattice: 2^a·5^b up to 10^6), "
          f"max_categories={spec.max_categories}, bins={spec.bins}, edges={spec.edges}; {noise}"),
     ]
     return out
