@@ -154,8 +154,8 @@ def test_categories_need_delta():
     ({"epsilon": 1, "columns": {"a": {"lower": 3, "upper": 1}}},
      "schema.discover.columns.a.upper: must be greater than lower (1 <= 3)"),
     ({"epsilon": 1, "columns": {"a": {"bound": 3}}},
-     ("schema.discover.columns.a.bound: unknown hint (allowed: bins, categories, integer, lower, missing, type, "
-     "upper)")),
+     ("schema.discover.columns.a.bound: unknown hint (allowed: bins, categories, integer, lower, missing, step, "
+     "type, upper)")),
     ({"epsilon": 1, "edges": "log"}, "schema.discover.edges: must be one of quantile, equal, got 'log'"),
     ({"epsilon": 1, "max_categories": 0}, "schema.discover.max_categories: expected an integer >= 1, got 0"),
 ])

@@ -42,8 +42,8 @@ def _table(n: int = 4000, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({"wind": wind, "count": rng.integers(0, 201, size=n)})
 
 
-def _discover(table, seed: int = 0, epsilon: float = 1.0):
-    spec = parse_discover({"epsilon": epsilon, "delta": 1e-6})
+def _discover(table, seed: int = 0, epsilon: float = 1.0, hints: dict | None = None):
+    spec = parse_discover({"epsilon": epsilon, "delta": 1e-6, **({"columns": hints} if hints else {})})
     ledger = Ledger(spec.epsilon, spec.delta)
     return discover_schema(table, spec, ledger=ledger, rng=np.random.default_rng(seed)), ledger
 
@@ -231,3 +231,24 @@ def test_zero_config_release_writes_the_step_and_rows_on_the_lattice(runner, tmp
                               "--seed", "4", "-q"])
     assert res.exit_code == 0, res.stderr
     assert (pd.read_csv(again)["wind"].dropna() % 5 == 0).all()
+
+
+def test_a_step_hint_is_the_answer_at_no_cost():
+    table = _table(3000)
+    found, _ledger = _discover(table)
+    hinted, ledger2 = _discover(table, hints={"wind": {"step": 10}, "count": {"step": 1}})
+    assert not any("largest public step" in c.measured for c in ledger2.charges)
+    assert hinted.schema["columns"]["wind"]["step"] == 10 and "step" not in hinted.schema["columns"]["count"]
+    assert np.all(np.fmod(np.asarray(hinted.schema["columns"]["wind"]["edges"]), 10) == 5)
+    assert found.schema["columns"]["wind"]["step"] == 5
+
+
+@pytest.mark.parametrize(("hint", "message"), [
+    ({"step": 0}, ("schema.discover.columns.wind.step: expected a number > 0 for a numeric column (a whole one with "
+                  "integer: true), got 0")),
+    ({"type": "numeric", "lower": 0, "upper": 10, "bins": 5, "step": 5},
+     "schema.discover.columns.wind.step: some of the 5 equal bins over [0, 10] hold no multiple of 5; use fewer bins"),
+])
+def test_bad_step_hints_are_one_line_errors(hint, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_discover({"epsilon": 1.0, "columns": {"wind": hint}})

@@ -209,6 +209,8 @@ def _spec_from_hint(h: ColumnHint) -> dict:
         spec = {"type": "numeric", "lower": plain(h.lower), "upper": plain(h.upper), "bins": h.bins}
         if h.integer:
             spec["integer"] = True
+        if h.step is not None:
+            spec["step"] = plain(h.step)
     spec["missing"] = h.missing or "category"
     return spec
 

@@ -74,7 +74,11 @@ def step_of(noisy: np.ndarray, budget: ColumnBudget) -> tuple[float | None, floa
 
 def ask(col, budget: ColumnBudget, kind, integral) -> tuple[ColumnBudget, float | None]:
     """For an integral numeric column without a ``step`` hint: the histogram of candidate steps with
-    :data:`LATTICE_SHARE` of ``budget``; returns (the rest of the budget, the step or None)."""
+    :data:`LATTICE_SHARE` of ``budget``; returns (the rest of the budget, the step or None).  A ``step`` hint
+    is public: it is the answer, at no cost (``step: 1`` on an integral column: no lattice)."""
+    if col.hint.step is not None and kind == "numeric":
+        col.learned.append(f"step {col.hint.step:g} (hint)")
+        return budget, None if integral and col.hint.step == 1 else col.hint.step
     if kind != "numeric" or not integral:
         return budget, None
     mine, rest = budget.split(LATTICE_SHARE)

@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from dpsynth.data.schema import lattice_gaps
 from dpsynth.errors import ConfigError
 
 __all__ = ["ColumnHint", "DiscoverSpec", "Discovery", "parse_discover"]
@@ -23,6 +26,7 @@ class ColumnHint:
     bins: int | None = None
     integer: bool | None = None
     missing: str | None = None  # category or error
+    step: float | None = None  # numeric values are multiples of it (1: no lattice; lattice.py)
 
     def complete(self) -> bool:
         """True when the hint alone is a full column spec (nothing to learn; ``missing`` defaults to category)."""
@@ -58,7 +62,7 @@ class Discovery:
 
 
 # --------------------------------------------------------------------------- parsing
-_HINT_KEYS = {"type", "categories", "lower", "upper", "bins", "integer", "missing"}
+_HINT_KEYS = {"type", "categories", "lower", "upper", "bins", "integer", "missing", "step"}
 
 
 def _num(value: Any, path: str) -> float:
@@ -105,7 +109,15 @@ def _hint(raw: Any, path: str) -> ColumnHint:
     missing = raw.get("missing")
     if missing is not None and missing not in ("category", "error"):
         raise ConfigError(f"{path}.missing: must be one of error, category, got {missing!r}")
-    return ColumnHint(kind, tuple(cats) if cats is not None else None, lower, upper, bins, integer, missing)
+    step = _num(raw["step"], f"{path}.step") if "step" in raw else None
+    if step is not None and (step <= 0 or kind in ("categorical", "integer") or (integer and not step.is_integer())):
+        raise ConfigError(f"{path}.step: expected a number > 0 for a numeric column (a whole one with integer: true), "
+                          f"got {raw['step']!r}")
+    if step is not None and lower is not None and bins is not None and \
+            lattice_gaps(np.linspace(lower, upper, bins + 1), step):
+        raise ConfigError(f"{path}.step: some of the {bins} equal bins over [{lower:g}, {upper:g}] hold no multiple "
+                          f"of {step:g}; use fewer bins")
+    return ColumnHint(kind, tuple(cats) if cats is not None else None, lower, upper, bins, integer, missing, step)
 
 
 def parse_discover(raw: Any, path: str = "schema.discover") -> DiscoverSpec:
