@@ -1,11 +1,11 @@
 """Values on a lattice (issue 27): a numeric column's ``step`` — parsed, honoured by bins, decoding and --where,
 and discovered privately (dpsynth/data/discover/lattice.py).
 
-Statistical tests: fixed seeds.  Discovery at ε 1 on 4,000 rows: the step histogram's noise (discrete Laplace,
-scale 1/ε_step ≈ 30 rows) would have to move a share by about a third of the rows (over 1,000 rows) to flip a
-decision, a probability below 1e-12 per run; the only other way to miss is an empty cell passing its cut
-(probability ≤ BUCKET_MISS = 1 %), which costs at most that cell's noise (under 3 % of the rows) and cannot flip
-a share that is 100 % or 50 %.
+Statistical tests: fixed seeds.  Discovery at ε 1 on 4,000 rows (two columns): the step histogram has discrete
+Laplace noise of scale 1/ε_step ≈ 57 rows and a cut of about 440.  The lattice column misses its step only when
+an empty cell of a non-multiple of 5 (steps 1 and 2: at most 2/24 of BUCKET_MISS = 1 %) passes the cut by enough
+to hold a tenth of the total: false-failure rate below 0.1 % per seed.  The plain column (share of step 2 about
+50 %) would need noise of 1,600 rows in a sum of about 12 cells (sd about 280): below 1e-6 per seed.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_the_step_is_read_off_noisy_counts_only(monkeypatch):
 
 def test_stream_discovery_of_a_lattice_equals_the_frame_one(tmp_path):
     path = tmp_path / "wind.csv"
-    _table(1500).to_csv(path, index=False)
+    _table(3000).to_csv(path, index=False)
     frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     spec = parse_discover({"epsilon": 1.0, "delta": 1e-6})
     a = discover_schema(frame, spec, ledger=Ledger(1.0, 1e-6), rng=np.random.default_rng(3))

@@ -50,7 +50,7 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    cells past the cut are few and apart (codes such as 0.0, 4.5, 14.5) spends the rest of its budget on partition
    selection over its values and becomes categorical over the kept ones.
 
-   **Values on a lattice** (:mod:`dpsynth.data.discover.lattice`): an integral column first spends 10% of its
+   **Values on a lattice** (:mod:`dpsynth.data.discover.lattice`): an integral column first spends 5% of its
    numeric budget on one noisy histogram over public candidate steps (1, 2, 5, 10, 20, 25, 50, …; each nonzero
    integer in the cell of the largest dividing it); when a step s > 1 divides 90% of the noisy total, the column
    gets ``step: s`` and edges halfway between multiples of s.

@@ -29,7 +29,7 @@ from dpsynth.data.schema import point_values
 
 __all__ = ["LATTICE_MOST", "LATTICE_ROWS", "LATTICE_SHARE", "STEPS", "ask", "on_lattice", "step_of"]
 
-LATTICE_SHARE = 0.1
+LATTICE_SHARE = 0.05
 """Share of an integral numeric column's budget (after its profile) spent on the histogram of candidate steps."""
 
 LATTICE_MOST = 0.9
