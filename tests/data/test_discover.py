@@ -404,7 +404,8 @@ def test_tied_integers_at_a_large_magnitude_get_one_bin_per_value(monkeypatch, v
     outputs = [out for _, _, out in coupling.calls]
     replay = iter(outputs)
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
-    c = pd.concat([a, pd.DataFrame({"year": [int(values[-1]) + 1]})], ignore_index=True)
+    # (the next value on the column's lattice: one bin per multiple of 100 would hide an off-lattice one)
+    c = pd.concat([a, pd.DataFrame({"year": [int(2 * values[-1] - values[-2])]})], ignore_index=True)
     found3, _ = _discover(c, raw, seed=1)
     assert found3.schema == found.schema
 
