@@ -101,6 +101,24 @@ def test_neutral_bins_come_from_the_real_column_only():
     assert ints.kind == "integer" and ints.codes(pd.Series([5, 3, 1.5, 2])).tolist() == [2, 3, 3, 1]
 
 
+def test_integer_codes_keep_their_frequent_values_and_an_invented_code_is_other():
+    """ZIP-like codes (30 values spread over 92 integers): the 20 most frequent real codes get a bin each; a code
+    between them that the real column never has is other, where decile bins would have placed it with its
+    neighbours. Dense integers (ages) and many distinct values (amounts) keep decile bins."""
+    codes = 98100 + np.cumsum([0] + [2, 4] * 14 + [3])  # 30 codes spread over 92 integers
+    real = pd.Series(np.repeat(codes, np.arange(30, 0, -1)))  # the first code most frequent
+    col = neutral_column(real, "zip")
+    assert col.kind == "integer" and col.size == 20 + 2 and col.values.tolist() == sorted(codes[:20].tolist())
+    got = col.codes(pd.Series([codes[0], codes[0] + 1, codes[19], codes[25], None]))
+    assert got.tolist() == [0, 20, 19, 20, 21]  # an invented code and a real but rare one: both other
+    ages = pd.Series(np.arange(18, 91).repeat(3))  # 73 values filling their range: deciles
+    assert neutral_column(ages, "age").kind == "numeric"
+    amounts = pd.Series(np.arange(0, 100_000, 250) + np.arange(400) % 7)  # 400 distinct sparse integers: deciles
+    assert neutral_column(amounts, "amount").kind == "numeric"
+    hundreds = pd.Series(100 * np.arange(1, 31))  # 30 amounts on a lattice of 100, not codes: deciles
+    assert neutral_column(hundreds, "h").kind == "numeric"
+
+
 def test_unrepresentable_shares():
     cfg = parse_config({"schema": {"columns": {"d": {"type": "categorical", "categories": ["x", "__none__"]},
                                                "e": {"type": "numeric", "edges": [0, 10]}},

@@ -155,6 +155,8 @@ def _neutral(real_table: pd.DataFrame, synthetic_table: pd.DataFrame, config: Co
 
 
 NEUTRAL_ABOUT = ("bins chosen from the REAL table alone, not the release's schema: numbers at the real column's "
-                 "distinct deciles (integers with at most 20 values: one bin each), text as its 20 most frequent "
+                 "distinct deciles (integers with at most 20 values: one bin each; integer codes, at most 200 values "
+                 "filling at most half their range: their 20 most frequent, a code the real column lacks is other), "
+                 "text as its 20 most frequent "
                  "values; plus an other and a null bin per column. l1 = sum of |p - q| over a marginal's cells "
                  "(0 equal, 2 disjoint), tv = l1/2")

@@ -7,7 +7,8 @@ the raw values its own way (NOT PRIVATE: the bins are read from the real
 table), so such a release is judged on what the rows actually contain:
 
 * a column whose non-null real values are (almost all) numbers: integers with
-  at most :data:`FEW_VALUES` distinct values get one bin per value; other
+  at most :data:`FEW_VALUES` distinct values get one bin per value; integer
+  codes (:data:`CODE_VALUES`) one bin for each of their most frequent values; other
   numbers get right-closed bins at the distinct deciles of the real column
   (a heavy tie such as 92 % zeros keeps its own bin), values beyond the real
   range falling into the end bins;
@@ -43,6 +44,11 @@ TOP_VALUES = 20
 """Text columns keep this many most frequent real values; the rest share the ``other`` bin."""
 FEW_VALUES = 20
 """Integer columns with at most this many distinct real values get one bin per value."""
+CODE_VALUES = 200
+"""Integer columns with more than :data:`FEW_VALUES` but at most this many distinct real values, which fill at most
+half the integers between their extremes and lie on no lattice (their differences share no factor), are codes (ZIP codes, station or product numbers): they keep their
+:data:`TOP_VALUES` most frequent real values, one bin each, and an integer the real column never has (an invented
+code, which decile bins would hide) is ``other``."""
 QUANTILE_BINS = 10
 """Other numeric columns are cut at the distinct (1/10, …, 9/10) quantiles of the real column."""
 NUMERIC_SHARE = 0.95
@@ -120,8 +126,14 @@ def neutral_column(real: pd.Series, name: str) -> NeutralColumn:
     if nonnull.any() and parsed.sum() >= NUMERIC_SHARE * nonnull.sum():
         v = x[parsed]
         distinct = np.unique(v)
-        if len(distinct) <= FEW_VALUES and np.all(distinct == np.round(distinct)):
+        integral = bool(np.all(distinct == np.round(distinct)))
+        if len(distinct) <= FEW_VALUES and integral:
             return NeutralColumn(name, "integer", (*float_labels(distinct), "other", "null"), values=distinct)
+        if integral and 2 < len(distinct) <= CODE_VALUES and 2 * len(distinct) <= distinct[-1] - distinct[0] + 1 \
+                and np.gcd.reduce(np.diff(distinct).astype(np.int64)) == 1:  # not a lattice (amounts in 100s)
+            _, first, counts = np.unique(v, return_index=True, return_counts=True)
+            top = np.sort(distinct[np.lexsort((first, -counts))[:TOP_VALUES]])  # ties: first seen
+            return NeutralColumn(name, "integer", (*float_labels(top), "other", "null"), values=top)
         qs = np.arange(1, QUANTILE_BINS) / QUANTILE_BINS
         edges = np.unique(np.quantile(v, qs, method="inverted_cdf"))  # real values, so ties keep a bin
         shown = [f"{e:.6g}" for e in edges]
