@@ -48,6 +48,7 @@ from typing import Literal, cast
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.compression import bins_from_noisy
 from dpsynth.algorithms.mwem_pgm import _label, _measure, model_bounds, projections
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
@@ -76,7 +77,9 @@ class Params:
     bound once the whole budget is spent (earlier rounds: that times the share spent); ``round_iterations`` /
     ``final_iterations``: mirror-descent steps per round and at the end; ``accounting``: ``auto`` (zCDP when
     δ > 0), ``pure`` or ``zcdp``; ``noise``: ``discrete`` (integer noise on the integer counts) or
-    ``continuous``; ``sampling``: ``iid`` or ``systematic``.
+    ``continuous``; ``sampling``: ``iid`` or ``systematic``; ``compress``: values whose noisy 1-way count is
+    below 3 noise deviations share one bin in every later measurement (MST's compression, as ``mwem``'s;
+    :mod:`dpsynth.algorithms.compression`).
     """
 
     rounds_per_column: int = 16
@@ -88,6 +91,7 @@ class Params:
     accounting: Literal["auto", "pure", "zcdp"] = "auto"
     noise: Literal["discrete", "continuous"] = "discrete"
     sampling: Literal["iid", "systematic"] = "iid"
+    compress: bool = False
 
     def __post_init__(self) -> None:
         for key in ("rounds_per_column", "model_cells", "round_iterations", "final_iterations"):
@@ -232,15 +236,21 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
                                      stage="aim-init", measured=_label(ctx, (a,))), dtype=float)
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
+    bins = bins_from_noisy([m.values for m in measurements], sd) if params.compress else None  # released only
     measurements.extend(ctx.prior)  # a discovery's released histograms (post-processing)
     model = estimate(sizes, measurements, iterations=params.round_iterations, total=ctx.n,
                      max_cells=params.model_cells).model
     cands = candidates(ctx.workload)
     weight = weights(cands, ctx.workload)
     true = {c: ctx.counts.marginal(c) for c in cands}
+    if bins is not None:  # the measured (binned) marginals: rare values share a bin (post-processing of 1-ways)
+        true = {c: bins.apply(v, c) for c, v in true.items()}
+
+    def fold(table, c):  # a model's marginal as measured
+        return table if bins is None else bins.apply(table, c)
     cells = np.array([true[c].size for c in cands], dtype=float)
     selected: list[str] = []
-    grown = t = 0
+    grown = t = binned = 0
     limits: list[int] = []
     bounds: dict = {}
     while cands:  # loop over rounds (ends when the budget is spent)
@@ -250,7 +260,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         limit = max(int(spent_share * params.model_cells), model.cells)
         allowed = [i for i, b in enumerate(model_bounds(model, cands, bounds)) if b <= limit]
         limits.append(limit)
-        est = projections(model, [cands[i] for i in allowed])
+        est = [fold(e, cands[i]) for e, i in zip(projections(model, [cands[i] for i in allowed]), allowed)]
         w = weight[allowed]
         errors = np.array([np.abs(true[cands[i]] - e).sum() for i, e in zip(allowed, est)])
         scores = w * (errors - _SQRT_2_PI * sd * cells[allowed])
@@ -260,8 +270,12 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         attrs = cands[allowed[pick]]
         values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
                                      stage="aim-measure", measured=_label(ctx, attrs)), dtype=float)
-        released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
-        measurements.append(LinearMeasurement(attrs, values, sd))
+        query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
+        if query is None:  # a binned measurement is in the ledger and the model, not a per-value marginal
+            released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
+        else:
+            binned += 1
+        measurements.append(LinearMeasurement(attrs, values, sd, query))
         selected.append(_label(ctx, attrs))
         model = estimate(sizes, measurements, iterations=params.round_iterations, warm=model, total=ctx.n,
                          max_cells=params.model_cells).model
@@ -269,7 +283,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         ctx.progress("aim", t, _nominal_rounds(params, d))
         if last:
             break
-        if np.abs(model.project(attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * attrs_cells(sizes, attrs):
+        if np.abs(fold(model.project(attrs), attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * true[attrs].size:
             budget.grow()
             grown += 1
     final = estimate(sizes, measurements, iterations=params.final_iterations, warm=model, total=ctx.n,
@@ -285,6 +299,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         "model_cells_bound": params.model_cells,
         "size_limit_first_last": [limits[0], limits[-1]] if limits else [],
         "score_sensitivity": float(weight.max()) * nb.histogram_l1 if cands else None,
+        "binned_values": {} if bins is None else bins.describe(ctx.domain.names),
+        "binned_measurements": binned,
         "synthesis": {**final.details, "sampling": params.sampling,
                       "model_cliques": [[ctx.domain.names[a] for a in c] for c in final.model.cliques if len(c) > 1]},
     }
@@ -306,7 +322,7 @@ SPEC = AlgorithmSpec(
     composition=composition,
     workload=frozenset({"marginals"}),
     audit_params=({}, {"accounting": "zcdp"}, {"accounting": "zcdp", "noise": "continuous"},
-                  {"noise": "continuous"}),
+                  {"noise": "continuous"}, {"accounting": "zcdp", "compress": True}),
     preflight=preflight,
     needs_delta=lambda raw: raw.get("accounting") == "zcdp",
     budget_plan=budget_plan,

@@ -1,4 +1,4 @@
-"""Rare values binned before measuring (``mwem`` ``compress``): bins from released counts only, sensitivity kept."""
+"""Rare values binned before measuring (``mwem`` and ``aim`` ``compress``): bins from released counts only, sensitivity kept."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dpsynth.algorithms import mwem
+from dpsynth.algorithms import aim, mwem
 from dpsynth.algorithms.base import AlgorithmContext
 from dpsynth.algorithms.compression import RARE, Bins, bins_from_noisy
 from dpsynth.data.counts import ArrayCounts
@@ -40,8 +40,10 @@ def test_binned_query_sums_cells_and_keeps_the_sensitivity():
     assert bins.apply(table, (0, 1, 2)).sum() == table.sum()
 
 
-def test_bins_come_from_the_released_one_way_counts():
-    """The bins ``mwem`` (``pgm``, ``compress``) reports are those of its *released* noisy 1-way marginals.
+@pytest.mark.parametrize("alg, raw", [(mwem, {"variant": "pgm", "compress": True, "iterations": 2}),
+                                      (aim, {"compress": True, "rounds_per_column": 1, "init_fraction": 0.1})])
+def test_bins_come_from_the_released_one_way_counts(alg, raw):
+    """The bins ``mwem`` (``pgm``) and ``aim`` with ``compress`` report are those of its *released* noisy 1-way marginals.
 
     Every value of the 8 columns has a true count of 42, just below 3 noise deviations (3·sqrt(2)/0.1 = 42.4 at
     ε = 8, ``init_fraction`` 0.1 over 8 columns): from the true counts every column would merge all its values;
@@ -55,8 +57,7 @@ def test_bins_come_from_the_released_one_way_counts():
     counts = ArrayCounts(codes, domain)
     ctx = AlgorithmContext(domain=domain, counts=counts, ledger=Ledger(8.0, 0.0), neighbouring=Neighbouring.ADD_REMOVE,
                            n=float(counts.n), rows=counts.n, workload=pairs, queries=Workload(pairs, ()))
-    params = mwem.parse_params({"variant": "pgm", "compress": True, "iterations": 2})
-    out = mwem.run(ctx, params, rng=np.random.default_rng(4))
+    out = alg.run(ctx, alg.parse_params(raw), rng=np.random.default_rng(4))
     one_way = sorted((m for m in out.marginals if len(m.attrs) == 1), key=lambda m: m.attrs)
     assert [m.attrs for m in one_way] == [(j,) for j in range(d)]
     sd = one_way[0].scale * math.sqrt(2.0)  # Laplace: deviation sqrt(2)·scale
