@@ -693,8 +693,9 @@ MUTANTS += [
          tests=["tests/privacy/test_aim_mutants.py"]),
     dict(id="aim-anneal-reads-true-marginal", file="dpsynth/algorithms/aim.py",
          why="AIM's budget annealing compares the refitted model with the true marginal instead of the old model",
-         old="        if np.abs(model.project(attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * attrs_cells(sizes, attrs):\n",
-         new="        if np.abs(model.project(attrs) - true[attrs]).sum() <= _SQRT_2_PI * sd * attrs_cells(sizes, attrs):\n",
+         old="        if np.abs(fold(model.project(attrs), attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * true[attrs].size:\n",
+         new=("        if np.abs(fold(model.project(attrs), attrs) - fold(true[attrs], attrs)).sum() <= "
+              "_SQRT_2_PI * sd * true[attrs].size:\n"),
          tests=["tests/privacy/test_aim_mutants.py"]),
     dict(id="aim-size-limit-from-true-support", file="dpsynth/algorithms/aim.py",
          why="AIM's model-size limit counts the true marginal's non-empty cells instead of the model's junction tree",
