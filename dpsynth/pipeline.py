@@ -453,6 +453,10 @@ def discovery_fine_view(found, config: Config) -> FineView | None:
 
     cols = {}
     for name, ev in getattr(found, "evidence", {}).items():
+        kept = _kept_integers(ev, config, name)
+        if kept is not None:
+            cols[name] = kept
+            continue
         if name not in config.domain.names or ev.cells is None or ev.cell_counts is None:
             continue
         spec = config.domain.columns[config.domain.index(name)]
@@ -478,6 +482,31 @@ def discovery_fine_view(found, config: Config) -> FineView | None:
     if not cols:
         return None
     return FineView(cols, {"source": "the schema's discovery (its last fine histogram per column)"})
+
+
+def _kept_integers(ev, config: Config, name: str):
+    """The fine view of an integral column whose discovery kept its integers by partition selection (codes such
+    as ZIP codes, tied years): within each bin the decoder draws only kept integers, in proportion to their noisy
+    counts, so it never writes a code the selection did not release.  None for any other column."""
+    from dpsynth.data.fine import FineColumn
+    from dpsynth.data.schema import DatetimeColumn, NumericColumn
+
+    if getattr(ev, "kept", None) is None or name not in config.domain.names:
+        return None
+    spec = config.domain.columns[config.domain.index(name)]
+    if not isinstance(spec, NumericColumn) or isinstance(spec, DatetimeColumn) or not spec.integral or \
+            spec.step not in (None, 1):
+        return None
+    values, mass = (np.asarray(a, dtype=float) for a in ev.kept)
+    if values.size < 2 or mass.sum() <= 0:
+        return None
+    # the decoder's unit of integer k is [k, k + 1): a cell per kept integer, weight 0 over the gaps between them
+    starts = np.concatenate([values[:-1] + 1.0, values])  # gaps first: at a tie the kept integer sorts last
+    weights = np.concatenate([np.zeros(values.size - 1), mass])
+    order = np.argsort(starts, kind="stable")
+    starts, weights = starts[order], weights[order]
+    keep = np.append(np.diff(starts) > 0, True)  # adjacent kept integers leave no gap (the last of a tie stays)
+    return FineColumn(np.append(starts[keep], values[-1] + 1.0), weights[keep])
 
 
 def discovery_measurements(found, config: Config) -> list[LinearMeasurement]:

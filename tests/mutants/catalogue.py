@@ -501,6 +501,12 @@ MUTANTS += [
     dict(id="discover-true-integers", file=DCOL, why="the kept integer values of a narrow tied column from true counts",
          old="        idx, noisy = budget.partition(counts, delta, what=\"rows per observed integer\")\n",
          new="        idx, noisy = np.flatnonzero(counts > 0), counts\n", tests=T_DISC),
+    dict(id="discover-kept-codes-decode-true-counts", file=DCOL,
+         why="session 5: the decoding weights of kept integer codes read off the true counts, not the selection's",
+         old="            self.evidence.kept = (values, mass)  # the decoder draws the kept integers within each bin\n",
+         new=("            self.evidence.kept = (values, np.array([dict(zip(*self.profile.integer_counts()))[v] "
+              "for v in values], dtype=float))\n"),
+         tests=["tests/data/test_discover_codes.py"]),
     dict(id="discover-bounds-fallback-true-bucket", file=DCOL,
          why="issue 24: when no bucket passes the cut, the fallback takes the true fullest bucket",
          old="            start = int(np.argmax(window_sums(per_bucket, w)))\n",

@@ -296,6 +296,7 @@ class ColumnDiscovery:
             self.learned.append(f"{int(values)} integers between the learned bounds: binned (numeric, integer: true)")
         if kept_values is not None and not equal:  # edges between kept integers, at quantiles of their counts
             values, mass = kept_values
+            self.evidence.kept = (values, mass)  # the decoder draws the kept integers within each bin
             edges = quantile_edges(np.concatenate([values - 0.5, [values[-1] + 0.5]]), mass, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the kept integers' noisy counts")
         elif equal or weights is None:

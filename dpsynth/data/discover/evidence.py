@@ -42,6 +42,8 @@ class Evidence:
     cell_counts: np.ndarray | None = None  # its noisy counts, not clipped
     cell_sd: float = 0.0
     points: Any = None  # points.PointMasses: values with a bin of their own, their noisy counts and sds
+    kept: tuple[np.ndarray, np.ndarray] | None = None  # integers kept by partition selection, noisy counts ≥ 0:
+    # for decoding within bins only (a selection's released counts are biased upwards: never a measurement)
 
 
 def one_way_queries(ev: Evidence, column: ColumnSpec) -> list[tuple[np.ndarray, np.ndarray, float]]:
