@@ -27,7 +27,11 @@ of the fifth session: group ``held-out-5`` (``scorecard``, ``flights``, ``yrbss`
 ``hotels``, ``seattle_pets``), exported with hand-written schemas only and RESERVED for the next closing check of
 issue 27: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how
 discovery treats them, nor tunes anything on them, before that check. (Run once at that check, main 7e54521:
-see benchmarks/README.md; ``hotels`` and ``seattle_pets`` were diagnosed afterwards.)
+see benchmarks/README.md; ``hotels`` and ``seattle_pets`` were diagnosed afterwards.) Fresh held-out tables of
+the sixth session: group ``held-out-6`` (``trump_tweets``, ``planes``, ``city_weather``, ``tv16``, ``credit``,
+``kershaw``, ``nmes1988``), exported with hand-written schemas only and RESERVED for issue 27's next closing
+check: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how
+discovery treats them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -92,6 +96,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                "hotel bookings 2016-2017, 15,402 x 28: arrival date, 98 countries, agent names, zero-heavy counts"),
     "seattle_pets": ("openintro", "seattlepets", "held-out-5",
                      "Seattle pet licenses, 52,519 x 7: license number, pet names, issue date, 336 breeds, zip"),
+    # session 6: RESERVED for issue 27's next closing check, never run (zero-config) or tuned on before it
+    "trump_tweets": ("dslabs", "trump_tweets", "held-out-6",
+                     "Trump tweets 2009-2018, 20,761 x 8: tweet id, tweet text, timestamp, skewed counts, 88% null"),
+    "planes": ("nycflights13", "planes", "held-out-6",
+               "FAA registry of NYC-flying planes, 3,322 x 9: tail number, 127 models, speed 99% null"),
+    "city_weather": ("mosaicData", "Weather", "held-out-6",
+                     "daily weather in 5 cities 2016-2017, 3,655 x 25: date, precip with 'T', events 61% null"),
+    "tv16": ("stevedata", "TV16", "held-out-6",
+             "CCES 2016 survey, 64,600 x 21: respondent id, 51 states, Likert items 18% null, scaled indices"),
+    "credit": ("modeldata", "credit_data", "held-out-6",
+               "consumer credit scoring, 4,454 x 14: skewed amounts, income 9% null, zero-heavy assets/debt"),
+    "kershaw": ("Stat2Data", "Kershaw", "held-out-6",
+                "Kershaw pitches 2013, 3,402 x 24: timestamp, 206 batter names, signed positions, count codes"),
+    "nmes1988": ("AER", "NMES1988", "held-out-6",
+                 "NMES 1988 elderly medical care demand, 4,406 x 19: zero-heavy visit counts, negative incomes"),
 }
 
 

@@ -15,7 +15,7 @@ from benchmarks import bench_raw, fetch_raw
 from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
-ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5"}
+ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -55,6 +55,19 @@ def test_session_5_held_out_group_is_fresh_and_varied():
     assert len(group) == 7
     earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-5"}
     assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert len({p for p, _, _, _ in group.values()}) >= 5
+    assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+
+
+def test_session_6_held_out_group_is_fresh_and_varied():
+    """Group held-out-6 (RESERVED for issue 27's next closing check): seven tables that no earlier group used,
+    from at least five R packages, none of them Adult or COMPAS."""
+    tables = fetch_raw.TABLES
+    group = {n: t for n, t in tables.items() if t[2] == "held-out-6"}
+    assert len(group) == 7
+    earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-6"}
+    assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert not {n for n, t in tables.items() if t[2] != "held-out-6"} & set(group)
     assert len({p for p, _, _, _ in group.values()}) >= 5
     assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
 
