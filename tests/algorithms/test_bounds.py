@@ -92,6 +92,30 @@ def test_section_lists_unmeasured_marginals_without_a_bound():
     assert out["reason_unbounded"].startswith("1 workload marginal(s) are contained in no released marginal")
 
 
+class Counting(Fixed):
+    """:class:`Fixed`, recording which marginals the bounds asked the model for."""
+
+    def __init__(self, joint):
+        super().__init__(joint)
+        self.asked: list[tuple[int, ...]] = []
+
+    def project(self, attrs):
+        self.asked.append(tuple(attrs))
+        return super().project(attrs)
+
+
+def test_model_is_projected_only_where_a_released_marginal_contains_the_workload_marginal():
+    joint = np.arange(1.0, 25.0).reshape(2, 3, 4)
+    sizes = (2, 3, 4)
+    released = [NoisyMarginal((2, 0), joint.sum(axis=1).T, 1.0, "laplace")]
+    workload = [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)]
+    model = Counting(joint)
+    out = error_bounds(workload, ["a", "b", "c"], sizes, released, model, n=float(joint.sum()), n_epsilon=None)
+    assert sorted(model.asked) == [(0,), (0, 2), (2,)]  # not (1,), (0, 1), (1, 2): nothing released holds b
+    assert [r["bound"] is None for r in out["marginals"]] == [False, True, False, True, False, True]
+    assert out["marginals"][4]["measured"] == "yes" and out["marginals"][0]["measured"] == "superset"
+
+
 def _raw(algorithm, params=None):
     return {"schema": {"columns": {"color": {"type": "categorical", "categories": ["red", "green", "blue"]},
                                    "flag": {"type": "categorical", "categories": [0, 1]},
