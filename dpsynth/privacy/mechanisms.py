@@ -175,6 +175,34 @@ def geometric_mechanism(
 
 
 # -------------------------------------------------------------------------- Gaussian
+def _charge_gaussian(mechanism: str, l2_sensitivity: float, rho: float, ledger: Ledger, *, stage: str,
+                     measured: str, count: int) -> float:
+    """Charge ρ (with the (ε, δ) it implies at the ledger's δ) for Gaussian noise of either kind on ``count``
+    values; returns its deviation σ = Δ₂/sqrt(2ρ).  Refuses when the ledger's δ is 0."""
+    l2_sensitivity = _check_positive("l2_sensitivity", l2_sensitivity)
+    rho = _check_positive("rho", rho)
+    sigma = l2_sensitivity / math.sqrt(2.0 * rho)
+    eps = zcdp_to_approx_dp(rho, ledger.delta) if ledger.delta > 0 else math.inf
+    if not math.isfinite(eps):
+        from dpsynth.errors import BudgetError
+
+        raise BudgetError("Gaussian noise needs delta > 0 (set privacy.delta)")
+    ledger.charge(
+        Charge(
+            stage=stage,
+            mechanism=mechanism,
+            sensitivity=l2_sensitivity,
+            epsilon=eps,
+            delta=ledger.delta,
+            scale=sigma,
+            rho=rho,
+            measured=measured,
+            count=count,
+        )
+    )
+    return sigma
+
+
 def gaussian_mechanism(
     values,
     *,
@@ -190,28 +218,9 @@ def gaussian_mechanism(
     The charge also carries the (ε, δ) implied by ρ at the ledger's δ, so that
     basic composition of such charges remains a valid (loose) bound.
     """
-    l2_sensitivity = _check_positive("l2_sensitivity", l2_sensitivity)
-    rho = _check_positive("rho", rho)
     values = np.asarray(values, dtype=float)
-    sigma = l2_sensitivity / math.sqrt(2.0 * rho)
-    eps = zcdp_to_approx_dp(rho, ledger.delta) if ledger.delta > 0 else math.inf
-    if not math.isfinite(eps):
-        from dpsynth.errors import BudgetError
-
-        raise BudgetError("Gaussian noise needs delta > 0 (set privacy.delta)")
-    ledger.charge(
-        Charge(
-            stage=stage,
-            mechanism="gaussian",
-            sensitivity=l2_sensitivity,
-            epsilon=eps,
-            delta=ledger.delta,
-            scale=sigma,
-            rho=rho,
-            measured=measured,
-            count=int(values.size),
-        )
-    )
+    sigma = _charge_gaussian("gaussian", l2_sensitivity, rho, ledger, stage=stage, measured=measured,
+                             count=int(values.size))
     out = values + rng.normal(0.0, sigma, size=values.shape)
     return _tap("gaussian", values, out, stage=stage, measured=measured, sensitivity=l2_sensitivity, rho=rho)
 
@@ -255,30 +264,11 @@ def discrete_gaussian_mechanism(
     Gaussian is (Δ₂²/(2σ²))-zCDP, the same ρ as the continuous Gaussian of Bun & Steinke (Prop. 1.6).
     The charge carries the (ε, δ) implied by ρ at the ledger's δ, as :func:`gaussian_mechanism` does.
     """
-    l2_sensitivity = _check_positive("l2_sensitivity", l2_sensitivity)
-    rho = _check_positive("rho", rho)
     values = np.asarray(values)
     if not np.issubdtype(values.dtype, np.integer):
         raise ValueError("discrete_gaussian_mechanism needs integer values")
-    sigma = l2_sensitivity / math.sqrt(2.0 * rho)
-    eps = zcdp_to_approx_dp(rho, ledger.delta) if ledger.delta > 0 else math.inf
-    if not math.isfinite(eps):
-        from dpsynth.errors import BudgetError
-
-        raise BudgetError("Gaussian noise needs delta > 0 (set privacy.delta)")
-    ledger.charge(
-        Charge(
-            stage=stage,
-            mechanism="discrete-gaussian",
-            sensitivity=l2_sensitivity,
-            epsilon=eps,
-            delta=ledger.delta,
-            scale=sigma,
-            rho=rho,
-            measured=measured,
-            count=int(values.size),
-        )
-    )
+    sigma = _charge_gaussian("discrete-gaussian", l2_sensitivity, rho, ledger, stage=stage, measured=measured,
+                             count=int(values.size))
     out = values.astype(np.int64) + discrete_gaussian_noise(sigma, values.shape, rng=rng)
     return _tap("discrete-gaussian", values, out, stage=stage, measured=measured, sensitivity=l2_sensitivity,
                 rho=rho)
