@@ -15,7 +15,8 @@ from benchmarks import bench_raw, fetch_raw
 from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
-ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6"}
+ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
+         "held-out-7"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -70,6 +71,23 @@ def test_session_6_held_out_group_is_fresh_and_varied():
     assert not {n for n, t in tables.items() if t[2] != "held-out-6"} & set(group)
     assert len({p for p, _, _, _ in group.values()}) >= 5
     assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+
+
+def test_session_7_held_out_group_is_fresh_and_varied():
+    """Group held-out-7 (RESERVED for issue 27's closing check after held-out-6's): seven tables that no earlier
+    group used, from at least five R packages, none of them Adult or COMPAS, at least two of them wide (20 or more
+    columns kept by the hand schema)."""
+    tables = fetch_raw.TABLES
+    group = {n: t for n, t in tables.items() if t[2] == "held-out-7"}
+    assert len(group) == 7
+    assert len({(p.lower(), i.lower()) for p, i, _, _ in group.values()}) == 7  # seven distinct datasets
+    earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-7"}
+    assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert not {n for n, t in tables.items() if t[2] != "held-out-7"} & set(group)
+    assert len({p for p, _, _, _ in group.values()}) >= 5
+    assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+    widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
+    assert sum(w >= 20 for w in widths) >= 2, widths
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
