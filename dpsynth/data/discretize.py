@@ -458,6 +458,8 @@ def _decode_column(c: np.ndarray, spec: ColumnSpec, numeric: str, rng: np.random
         vals = draw_in_bins(np.where(isnull, 0, b), spec, within, rng, limit)
         if spec.integral and not isinstance(spec, DatetimeColumn):
             return np.where(isnull, 0, vals).astype(np.int64), isnull
+        if spec.step is not None and not isinstance(spec, DatetimeColumn):
+            vals = np.round(vals, 10)  # multiples of a decimal step, spelled exactly (184 × 0.05 is 9.200000000000001)
         return np.where(isnull, np.nan, vals), isnull
     lo, hi = edges[b], edges[b + 1]
     if isinstance(spec, DatetimeColumn):  # whole seconds or whole days (as the format writes), inside the bin

@@ -206,6 +206,16 @@ def test_fine_decoding_draws_multiples_with_the_fine_weights():
     assert set(got[4000:]) == {25, 30, 35, 40, 45}  # [24, 48): the multiples of bin 1, evenly
 
 
+def test_fine_decoding_of_a_decimal_step_writes_the_multiples_exactly():
+    """184 × 0.05 is 9.200000000000001 in binary: the value is right, its spelling in the output is not."""
+    cfg = parse_config(_cfg({"edges": [8.975, 9.475, 10.025], "step": 0.05}))
+    fine = FineView({"wind": FineColumn(np.array([8.975, 9.225, 9.475, 10.025]), np.array([1.0, 1.0, 1.0]))}, {})
+    codes = np.repeat([0, 1], 2000)[:, None]
+    got = decode(codes, cfg.domain, rng=np.random.default_rng(4), fine=fine)["wind"].to_numpy()
+    assert set(got) == {round(9.0 + 0.05 * k, 2) for k in range(21)}  # every multiple, each spelled exactly
+    assert max(len(str(float(v))) for v in got) <= 4  # "9.05", "10.0"
+
+
 def test_where_bounds_count_multiples():
     cfg = parse_config(_cfg({"edges": [7.5, 22.5, 47.5], "integer": True, "step": 5}))
     cond = parse_where("wind>=15,wind<=40", cfg.domain)
