@@ -172,6 +172,30 @@ def test_systematic_sampling_rounds_the_first_clique():
     assert np.all(np.abs(observed - expected) < 1.0)
 
 
+def test_systematic_sampling_spreads_new_values_over_earlier_strata():
+    """Cliques (0, 1) and (1, 2): given column 1, the model makes columns 0 and 2 independent.  Within each
+    group of rows sharing column 1, systematic sampling deals column 2's values evenly over the rows sorted
+    by column 0, so every (0, 1, 2) count is within 1 + (values of column 2) of the proportional share
+    N(x0, x1)·N(x1, x2)/N(x1) of the rows' own counts (a deterministic bound of :func:`_allocate`).  A
+    random pairing within groups (i.i.d. or shuffled allocation) misses it by about sqrt(N·p) ≈ 14 here."""
+    rng = np.random.default_rng(11)
+    sizes, cliques = (3, 2, 4), [(0, 1), (1, 2)]
+    model = GraphicalModel(sizes, cliques, [rng.normal(size=[sizes[a] for a in c]) for c in cliques],
+                           total=1.0, sampling="systematic")
+    codes = model.sample(20_000, rng=np.random.default_rng(12)).astype(np.int64)
+    joint = np.zeros(sizes)
+    np.add.at(joint, tuple(codes.T), 1.0)
+    share = joint.sum(axis=2, keepdims=True) * joint.sum(axis=0, keepdims=True) / joint.sum(axis=(0, 2),
+                                                                                            keepdims=True)
+    assert np.abs(joint - share).max() <= 1 + sizes[2]
+    iid = model.sample(20_000, rng=np.random.default_rng(12), method="iid").astype(np.int64)
+    joint = np.zeros(sizes)
+    np.add.at(joint, tuple(iid.T), 1.0)
+    share = joint.sum(axis=2, keepdims=True) * joint.sum(axis=0, keepdims=True) / joint.sum(axis=(0, 2),
+                                                                                            keepdims=True)
+    assert np.abs(joint - share).max() > 1 + sizes[2]  # the check can fail
+
+
 def test_sampling_is_reproducible_and_chunkable():
     model = _fitted_model()
     a = model.sample(100, rng=np.random.default_rng(9))
