@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RARE", "Bins", "bins_from_noisy"]
+__all__ = ["RARE", "Bins", "absent_values", "bins_from_noisy"]
 
 RARE = 3.0
 """A value is rare when its noisy 1-way count is below this many noise standard deviations (MST's threshold)."""
@@ -66,3 +66,32 @@ def bins_from_noisy(noisy_one_way: list[np.ndarray], sd: float) -> Bins:
         m[keep] = np.arange(keep.size)
         maps.append(m)
     return Bins(maps)
+
+
+def absent_values(measurements, sizes) -> list[np.ndarray | None]:
+    """Per column, 0/1 weights that give no mass to the values all released measurements together count at
+    zero or below (``None``: the column keeps every value); post-processing of noisy values only.
+
+    A value's count is estimated without bias from every measurement that holds its column and measures it
+    value by value (``query`` None): the measured marginal summed over the other columns, of noise variance
+    (cells / values of the column)·σ², combined by inverse variance.  The fitted model cannot follow a
+    negative count: where a value is absent, each of its cells in a measured marginal is fitted near the
+    positive part of its noise, so the model keeps some mass there however strongly the sum says zero; an
+    estimate ≤ 0 (at most as likely as not for a value held by rows) removes that mass.  A column keeps every
+    value when all of them would go."""
+    num = [np.zeros(int(s)) for s in sizes]
+    den = [np.zeros(int(s)) for s in sizes]
+    for m in measurements:  # loop over measurements (tens)
+        if m.query is not None:
+            continue
+        values = np.asarray(m.values, dtype=float).reshape([int(sizes[a]) for a in m.attrs])
+        for pos, a in enumerate(m.attrs):  # loop over the measurement's columns (1 to 3)
+            share = values.sum(axis=tuple(i for i in range(values.ndim) if i != pos))
+            var = values.size / sizes[a] * float(m.sigma) ** 2
+            num[a] += share / var
+            den[a] += 1.0 / var
+    out: list[np.ndarray | None] = []
+    for n_a, d_a in zip(num, den, strict=True):  # loop over columns
+        keep = (d_a == 0) | (n_a > 0)  # unmeasured values keep their mass
+        out.append(None if keep.all() or not keep.any() else keep.astype(float))
+    return out

@@ -31,6 +31,10 @@ suggested by later work on MWEM-style selection (McKenna et al. 2022, "AIM",
   Gaussian measurements of ρ each and the exponential mechanism as bounded range
   (ρ = ε²/8), composed in zCDP (Bun & Steinke 2016) and converted to (ε, δ).
 
+* **absent values** (``absent``): after the final fit, a value that all per-value measurements together
+  count at zero or below (:func:`~dpsynth.algorithms.compression.absent_values`) gets no mass (the model is
+  conditioned on the other values; post-processing).
+
 Every choice of the loop (candidates allowed, budget of the next round) is a
 function of public information and of mechanism outputs (the model is fitted
 to noisy measurements only), so the ledger holds exactly the charges of the
@@ -45,8 +49,9 @@ import math
 import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
-from dpsynth.algorithms.compression import bins_from_noisy
+from dpsynth.algorithms.compression import absent_values, bins_from_noisy
 from dpsynth.algorithms.spec import PlannedStage
+from dpsynth.models.base import ZeroProbability
 from dpsynth.models.estimation import LinearMeasurement, estimate
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.models.synthesis import signal_priority
@@ -325,7 +330,14 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     # their lower-order projections (signal_priority; post-processing of the noisy values).
     final = estimate(sizes, measurements, iterations=params.final_iterations, warm=model,
                      priority=signal_priority(measurements), **fit_kw)
-    final.model.sampling = params.sampling
+    model = final.model
+    absent = absent_values(measurements, sizes) if getattr(params, "absent", False) else [None] * len(sizes)
+    if any(w is not None for w in absent):  # values the measurements count at <= 0 get no mass (post-processing)
+        try:
+            model = model.condition(absent)
+        except ZeroProbability:  # every remaining combination has no mass: keep the fitted model
+            absent = [None] * len(sizes)
+    model.sampling = params.sampling
     details = {
         "variant": "pgm",
         "accounting": "zcdp" if zcdp else "pure",
@@ -338,7 +350,9 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         "score_sensitivity": nb.histogram_l1,
         "binned_values": {} if bins is None else bins.describe(ctx.domain.names),
         "binned_measurements": binned,
+        "absent_values": {ctx.domain.names[a]: np.flatnonzero(w == 0).tolist()
+                          for a, w in enumerate(absent) if w is not None},
         "synthesis": {**final.details, "sampling": params.sampling,
-                      "model_cliques": [[ctx.domain.names[a] for a in c] for c in final.model.cliques if len(c) > 1]},
+                      "model_cliques": [[ctx.domain.names[a] for a in c] for c in model.cliques if len(c) > 1]},
     }
-    return final.model, released, details, []
+    return model, released, details, []

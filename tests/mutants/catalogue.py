@@ -316,6 +316,12 @@ MUTANTS: list[dict] = [
          old="    bins = bins_from_noisy([m.values for m in measurements[:len(sizes)]], init_sd) if compress else None\n",
          new="    bins = bins_from_noisy([ctx.counts.marginal((a,)) for a in range(len(sizes))], init_sd) if compress else None\n",
          tests=["tests/algorithms/test_compression.py"]),
+    dict(id="mwem-absent-values-from-true-counts", file="dpsynth/algorithms/mwem_pgm.py",
+         why="absent: the values given no mass are those the true 1-way counts hold no row of, not the released ones",
+         old="    absent = absent_values(measurements, sizes) if getattr(params, \"absent\", False) else [None] * len(sizes)\n",
+         new="    absent = [None if (ctx.counts.marginal((a,)) > 0).all() else (ctx.counts.marginal((a,)) > 0).astype(float) "
+             "for a in range(len(sizes))]\n",
+         tests=["tests/algorithms/test_compression.py"]),
     dict(id="aim-compress-bins-from-true-counts", file="dpsynth/algorithms/aim.py",
          why="aim compress: the rare-value bins are chosen from the true 1-way counts instead of the released ones",
          old="    bins = bins_from_noisy([m.values for m in measurements], sd) if params.compress else None  # released only\n",

@@ -41,7 +41,9 @@ class Params:
     noise deviation is divided by it (ρ × anneal² under zCDP, ε × anneal under pure accounting); 2, the
     default, is AIM's (McKenna et al. 2022, §4).  ``compress`` (``pgm``): values whose noisy 1-way count is
     below 3 noise deviations share one bin in every later measurement (MST's compression;
-    :mod:`dpsynth.algorithms.compression`), so its noise is spread over fewer cells.
+    :mod:`dpsynth.algorithms.compression`), so its noise is spread over fewer cells.  ``absent`` (``pgm``):
+    the released model gives no mass to the values that all measurements together count at zero or below
+    (:func:`~dpsynth.algorithms.compression.absent_values`; post-processing of the noisy values).
     """
 
     variant: Literal["pgm", "paper"] | None = None
@@ -65,6 +67,7 @@ class Params:
     noise: Literal["discrete", "continuous"] = "discrete"
     anneal: float = 2.0
     compress: bool = False
+    absent: bool = False
 
     def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
