@@ -37,6 +37,7 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.values import few_distinct, select_categories, select_numbers
+from dpsynth.data.discover.zoom import widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
@@ -118,6 +119,7 @@ class ColumnDiscovery:
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
         self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
+        self.core = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
 
     def run(self, budget: ColumnBudget, delta: float) -> dict | None:
@@ -185,7 +187,10 @@ class ColumnDiscovery:
         found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
             support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
                                              budget.rng, budget.name))
-        if found is None:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak
+        ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
+        if found is not None:  # the buckets the profile found rows in (zoom.widen): first and last bucket's edges
+            self.core = tuple((float(ext[i]), float(ext[i + 1])) for i in found)
+        else:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak
             w = min(FALLBACK_WINDOW, per_bucket.size)
             start = int(np.argmax(window_sums(per_bucket, w)))
             found = (start, start + w - 1)
@@ -193,7 +198,6 @@ class ColumnDiscovery:
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
         # side (the fine histogram trims the range again, at a finer resolution).
         shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
-        ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
         lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
         if hi <= lo:
             hi = lo + 1.0
@@ -493,16 +497,8 @@ class ColumnDiscovery:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        elif found is not None and (found[1] - found[0] + 1) * 4 <= grid.size - 1:
-            lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
-            grid = self._grid(lo, hi, integral, cells)
-            noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per zoomed fine cell ({grid.size - 1} "
-                                   "public cells)")
-            self.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "
-                                "cell to find thin tails with); the zoomed histogram gives the edges")
-            self._cells(grid, noisy, rest.sd)
-            mass = np.clip(noisy, 0, None).astype(float)
-            return lo, hi, (grid, mass), None
+        elif (wide := widen(found, grid, self.core)) is not None and (wide[1] - wide[0] + 1) * 4 <= grid.size - 1:
+            return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "
                                    "public cells)")
@@ -510,7 +506,7 @@ class ColumnDiscovery:
             noisy = (w1 * noisy + w2 * again) / (w1 + w2)
             scale = 1.0 / math.sqrt(w1 + w2)
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
-        found = support(noisy, ColumnBudget.with_scale(scale, budget))
+        found = widen(support(noisy, ColumnBudget.with_scale(scale, budget)), grid, self.core)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None

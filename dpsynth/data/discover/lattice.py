@@ -107,7 +107,7 @@ def on_lattice(spec: dict, step: float | None, bins: int) -> dict:
         return spec
     e = np.asarray(spec["edges"], dtype=float)
     lo, hi = math.ceil(e[0] / step) * step, math.floor(e[-1] / step) * step
-    if hi < lo:  # no multiple between the bounds: not worth a lattice
+    if hi <= lo:  # at most one multiple between the bounds (a false step from noise): not worth a lattice
         return spec
     half = step / 2.0
     if (hi - lo) / step + 1 <= 2 * bins:

@@ -1,0 +1,96 @@
+"""Narrowing a numeric column's range after its first fine histogram (post-processing, plus charged histograms).
+
+Two things the first fine histogram of :meth:`~dpsynth.data.discover.column.ColumnDiscovery._fine` can get wrong,
+and what is done about each:
+
+* **A thin tail hidden by the fine cells' noise** (dollar amounts with most rows near 0 and a long right tail): a
+  fine cell holds few rows of the tail, fewer than its noise, so the fine support stops at the 90–97th
+  percentile; the profile's logarithmic buckets hold many more rows each and did see the tail.  :func:`widen`
+  makes the fine support reach into every profile bucket that the profile's support found rows in: when the
+  fine support ends before the outermost such bucket begins, it is extended to that bucket's outer edge (the
+  fine histogram may still trim inside the outermost bucket: that is what it is for).
+* **Narrow data at a large magnitude** (a decimal year 2016.5–2017.7, the latitudes of one city, prices around
+  1000): the coarse range is a round bucket such as [1000, 7000), the first fine histogram's support is one
+  cell of width 50 and the zoom over it (:func:`zoom`) has cells of 0.5, so the data lies in two or three cells.
+  When the first support spans at most :data:`NARROW_CELLS` cells, the zoom's budget is halved: the first half
+  measures the zoom, and when the zoom's own support again spans at most a quarter of its cells, the second
+  half measures a second zoom over that support (whose support gives the bounds); otherwise the second half
+  measures the same zoom again and the two are averaged with inverse-variance weights (under zCDP exactly as
+  precise as one measurement with the whole budget).
+
+Everything read here is a mechanism output: the profile's noisy support (:attr:`ColumnDiscovery.core`) and the
+noisy histograms; each histogram is charged through :meth:`~dpsynth.data.discover.noise.ColumnBudget.histogram`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dpsynth.data.discover.noise import ColumnBudget, support
+
+if TYPE_CHECKING:
+    from dpsynth.data.discover.column import ColumnDiscovery
+
+__all__ = ["NARROW_CELLS", "widen", "zoom"]
+
+NARROW_CELLS = 3
+"""A first fine support of at most this many cells may hide data much narrower than a cell: its zoom is measured
+in two halves, the second maybe over a second, finer zoom (:func:`zoom`)."""
+
+
+def widen(found: tuple[int, int] | None, grid: np.ndarray, core) -> tuple[int, int] | None:
+    """The fine support ``found`` (first and last cell of ``grid``) made to reach the profile's support ``core``
+    (((first bucket's lower, upper edge), (last bucket's lower, upper edge)), or None): when the fine support
+    ends at or before the last bucket's lower edge, it is extended to the cell holding that bucket's upper edge,
+    and likewise on the lower side (post-processing of two noisy histograms)."""
+    if found is None or core is None:
+        return found
+    (first_lo, first_hi), (last_lo, last_hi) = core
+    a, b = found
+    cells = grid.size - 1
+    if grid[b + 1] <= last_lo:  # the fine cells missed a bucket the profile found rows in
+        b = max(b, min(cells - 1, int(np.searchsorted(grid, last_hi, side="left")) - 1))
+    if grid[a] >= first_hi:
+        a = min(a, max(0, int(np.searchsorted(grid, first_lo, side="right")) - 1))
+    return a, b
+
+
+def zoom(disc: ColumnDiscovery, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
+         cells: int):
+    """A second histogram over the first fine histogram's support ``found`` (cells of ``grid``), spending
+    ``budget`` (see the module docstring).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
+    lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
+    fine = disc._grid(lo, hi, integral, cells)
+    if found[1] - found[0] + 1 > NARROW_CELLS:
+        noisy = budget.histogram(disc.profile.cell_counts(fine), f"rows per zoomed fine cell ({fine.size - 1} "
+                                 "public cells)")
+        disc.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "
+                            "cell to find thin tails with); the zoomed histogram gives the edges")
+        disc._cells(fine, noisy, budget.sd)
+        return lo, hi, (fine, np.clip(noisy, 0, None).astype(float))
+    first, second = budget.split(0.5)
+    noisy = first.histogram(disc.profile.cell_counts(fine), f"rows per zoomed fine cell ({fine.size - 1} public "
+                            "cells)")
+    inner = support(noisy, first)
+    unit = integral and float(fine[1] - fine[0]) <= 1.0  # one cell per integer: nothing finer to measure
+    if inner is not None and not unit and (inner[1] - inner[0] + 1) * 4 <= fine.size - 1:
+        lo, hi = float(fine[inner[0]]), float(fine[inner[1] + 1])
+        finer = disc._grid(lo, hi, integral, cells)
+        noisy = second.histogram(disc.profile.cell_counts(finer), f"rows per cell of a second zoom "
+                                 f"({finer.size - 1} public cells)")
+        disc.learned.append(f"zoomed in twice, on [{lo:g}, {hi:g}] (narrow data): the first zoom's support gives "
+                            "the bounds, the second zoom the edges")
+        disc._cells(finer, noisy, second.sd)
+        return lo, hi, (finer, np.clip(noisy, 0, None).astype(float))
+    again = second.histogram(disc.profile.cell_counts(fine), f"rows per zoomed fine cell, again ({fine.size - 1} "
+                             "public cells)")
+    w1, w2 = 1.0 / first.scale**2, 1.0 / second.scale**2
+    mean = (w1 * noisy + w2 * again) / (w1 + w2)
+    scale = 1.0 / math.sqrt(w1 + w2)
+    disc.learned.append(f"zoomed in on [{lo:g}, {hi:g}] (measured in two halves, averaged): the bounds (the "
+                        "coarser histogram has more rows per cell to find thin tails with); the zoom gives the edges")
+    disc._cells(fine, mean, scale if budget.zcdp else math.sqrt(2.0) * scale)
+    return lo, hi, (fine, np.clip(mean, 0, None).astype(float))
