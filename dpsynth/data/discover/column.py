@@ -497,7 +497,8 @@ class ColumnDiscovery:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        elif (wide := widen(found, grid, self.core)) is not None and (wide[1] - wide[0] + 1) * 4 <= grid.size - 1:
+        elif (wide := widen(found, grid, self.core, noisy, first)) is not None and \
+                (wide[1] - wide[0] + 1) * 4 <= grid.size - 1:
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "
@@ -506,7 +507,8 @@ class ColumnDiscovery:
             noisy = (w1 * noisy + w2 * again) / (w1 + w2)
             scale = 1.0 / math.sqrt(w1 + w2)
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
-        found = widen(support(noisy, ColumnBudget.with_scale(scale, budget)), grid, self.core)
+        scaled = ColumnBudget.with_scale(scale, budget)
+        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None

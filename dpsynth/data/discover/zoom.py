@@ -12,7 +12,9 @@ and what is done about each:
 * **Narrow data at a large magnitude** (a decimal year 2016.5–2017.7, the latitudes of one city, prices around
   1000): the coarse range is a round bucket such as [1000, 7000), the first fine histogram's support is one
   cell of width 50 and the zoom over it (:func:`zoom`) has cells of 0.5, so the data lies in two or three cells.
-  When the first support spans at most :data:`NARROW_CELLS` cells, the zoom's budget is halved: the first half
+  When the first support spans at most :data:`NARROW_CELLS` cells and the profile's support neither holds 0 nor
+  spans magnitudes (:func:`spread`: a skewed column's support is narrow because its tail is thin, and a
+  tighter zoom would cut the tail), the zoom's budget is halved: the first half
   measures the zoom, and when the zoom's own support again spans at most a quarter of its cells, the second
   half measures a second zoom over that support (whose support gives the bounds); otherwise the second half
   measures the same zoom again and the two are averaged with inverse-variance weights (under zCDP exactly as
@@ -34,27 +36,59 @@ from dpsynth.data.discover.noise import ColumnBudget, support
 if TYPE_CHECKING:
     from dpsynth.data.discover.column import ColumnDiscovery
 
-__all__ = ["NARROW_CELLS", "widen", "zoom"]
+__all__ = ["CONFIRM", "MAGNITUDES", "NARROW_CELLS", "spread", "widen", "zoom"]
+
+CONFIRM = 2.0
+"""The fine cells between the fine support and a profile bucket it missed must hold this many standard
+deviations of their summed noise for the support to reach the bucket (:func:`widen`): a lenient test, since it
+only guards against the profile's rare false buckets (the two errors multiply)."""
+
+MAGNITUDES = 10.0
+"""A profile support whose outer buckets' magnitudes differ by this factor (or that holds 0) is spread over
+magnitudes: the fine support is widened to its outer buckets' edges (:func:`widen`)."""
 
 NARROW_CELLS = 3
 """A first fine support of at most this many cells may hide data much narrower than a cell: its zoom is measured
 in two halves, the second maybe over a second, finer zoom (:func:`zoom`)."""
 
 
-def widen(found: tuple[int, int] | None, grid: np.ndarray, core) -> tuple[int, int] | None:
-    """The fine support ``found`` (first and last cell of ``grid``) made to reach the profile's support ``core``
-    (((first bucket's lower, upper edge), (last bucket's lower, upper edge)), or None): when the fine support
-    ends at or before the last bucket's lower edge, it is extended to the cell holding that bucket's upper edge,
-    and likewise on the lower side (post-processing of two noisy histograms)."""
+def spread(core) -> bool:
+    """Whether the profile's support (((first bucket's edges), (last bucket's edges)), or None) holds 0 or spans
+    :data:`MAGNITUDES` (skewed amounts, counts) rather than a narrow range at one magnitude."""
+    if core is None:
+        return False
+    (first_lo, first_hi), (last_lo, last_hi) = core
+    return first_lo <= 0.0 <= last_hi or (first_lo > 0.0 and last_lo >= MAGNITUDES * first_lo) or \
+        (last_hi < 0.0 and first_hi <= MAGNITUDES * last_hi)
+
+
+def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarray,
+          budget: ColumnBudget) -> tuple[int, int] | None:
+    """The fine support ``found`` (first and last cell of ``grid``, whose noisy counts are ``noisy``, noise of
+    ``budget``'s scale) made to reach the profile's support ``core`` (((first bucket's lower, upper edge), (last
+    bucket's lower, upper edge)), or None), post-processing of two noisy histograms.  A candidate: when the fine
+    support ends at or before the last bucket's lower edge, the cell holding that bucket's upper edge; so too
+    when it ends inside the last bucket and the profile's support spans :data:`MAGNITUDES` or holds 0 (skewed
+    amounts: a bucket is then about as wide as the tail's cells should be, its upper edge at most 1.7 times its
+    lower).  The support is extended to the candidate when the noisy sum of the w fine cells in between is at
+    least :data:`CONFIRM` standard deviations of a sum of w noises: a tail spread too thin for any cell or ring
+    of :func:`support` to pass, whose place the profile tells, passes as one block, while a bucket the profile
+    found by chance (probability at most BUCKET_MISS) and the empty part of a bucket rarely do.  Likewise on
+    the lower side."""
     if found is None or core is None:
         return found
     (first_lo, first_hi), (last_lo, last_hi) = core
+    wide = spread(core)
     a, b = found
     cells = grid.size - 1
-    if grid[b + 1] <= last_lo:  # the fine cells missed a bucket the profile found rows in
-        b = max(b, min(cells - 1, int(np.searchsorted(grid, last_hi, side="left")) - 1))
-    if grid[a] >= first_hi:
-        a = min(a, max(0, int(np.searchsorted(grid, first_lo, side="right")) - 1))
+    if grid[b + 1] <= last_lo or (wide and grid[b + 1] < last_hi):  # a tail the fine cells' noise may hide
+        j = min(cells - 1, int(np.searchsorted(grid, last_hi, side="left")) - 1)
+        if j > b and float(noisy[b + 1:j + 1].sum()) >= CONFIRM * budget.sd * math.sqrt(j - b):
+            b = j
+    if grid[a] >= first_hi or (wide and grid[a] > first_lo):
+        i = max(0, int(np.searchsorted(grid, first_lo, side="right")) - 1)
+        if i < a and float(noisy[i:a].sum()) >= CONFIRM * budget.sd * math.sqrt(a - i):
+            a = i
     return a, b
 
 
@@ -64,7 +98,7 @@ def zoom(disc: ColumnDiscovery, budget: ColumnBudget, grid: np.ndarray, found: t
     ``budget`` (see the module docstring).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
     lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
     fine = disc._grid(lo, hi, integral, cells)
-    if found[1] - found[0] + 1 > NARROW_CELLS:
+    if found[1] - found[0] + 1 > NARROW_CELLS or spread(disc.core):  # (a skewed column's thin tail: one zoom)
         noisy = budget.histogram(disc.profile.cell_counts(fine), f"rows per zoomed fine cell ({fine.size - 1} "
                                  "public cells)")
         disc.learned.append(f"zoomed in on [{lo:g}, {hi:g}]: the bounds (the coarser histogram has more rows per "
