@@ -42,6 +42,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    column hinted ``type: integer`` is an ``integer`` column unless its learned bounds span more than
    ``max(2·bins, max_categories)`` values, in which case it is binned.  Tied integers in a short range (years:
    a support of at most 3 wide cells holding most of the numbers) are measured again with one cell per integer.
+   Narrow fractional data at a large magnitude (decimal years) is zoomed twice, and a thin tail the profile's
+   buckets saw but the fine cells' noise hid stays inside the bounds (:mod:`dpsynth.data.discover.zoom`).
 
    **Point masses** (:mod:`dpsynth.data.discover.points`): when a cell of the first fine histogram is heavy
    enough to hold one, one noisy histogram of the rows equal to each public round value inside it (the cells'
