@@ -27,14 +27,10 @@ noisy histograms; each histogram is charged through :meth:`~dpsynth.data.discove
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, support
-
-if TYPE_CHECKING:
-    from dpsynth.data.discover.column import ColumnDiscovery
 
 __all__ = ["CONFIRM", "MAGNITUDES", "NARROW_CELLS", "spread", "widen", "zoom"]
 
@@ -92,10 +88,11 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
     return a, b
 
 
-def zoom(disc: ColumnDiscovery, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
+def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
          cells: int):
     """A second histogram over the first fine histogram's support ``found`` (cells of ``grid``), spending
-    ``budget`` (see the module docstring).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
+    ``budget`` (see the module docstring); ``disc`` is the column's
+    :class:`~dpsynth.data.discover.column.ColumnDiscovery` (not imported here: column.py imports this module).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
     lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
     fine = disc._grid(lo, hi, integral, cells)
     if found[1] - found[0] + 1 > NARROW_CELLS or spread(disc.core):  # (a skewed column's thin tail: one zoom)
