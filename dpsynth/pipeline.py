@@ -416,7 +416,7 @@ def release_discovered(
     else:
         ledger = Ledger(spec.epsilon, spec.delta)
         found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng)
-        eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent())
+        eps, delta = budget_after(privacy.epsilon, privacy.delta, ledger.spent_exact())
         inner = _fine_from_discovery(with_discovered_schema(config, found.schema, epsilon=eps, delta=delta))
         result = release_inner(inner, (), discovery_measurements(found, inner))
         result.report = add_discovery(result.report, found, ledger, epsilon=privacy.epsilon, delta=privacy.delta)

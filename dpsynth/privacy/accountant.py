@@ -120,12 +120,13 @@ def split_budget(total: float, weights: Sequence[float]) -> list[float]:
 def budget_after(epsilon: float, delta: float, spent: tuple[float, float]) -> tuple[float, float]:
     """The (ε, δ) left for a later phase after an earlier one spent ``spent``, by basic composition.
 
-    Rounded down (exactly), so that the two phases' totals always add up to at most (ε, δ).  Raises
+    Rounded down (exactly), so that the two phases' totals always add up to at most (ε, δ); pass ``spent`` as
+    :meth:`Ledger.spent_exact` gives it (a float total rounded to nearest may be under the exact one).  Raises
     :class:`BudgetError` when nothing (ε ≤ 0) would be left.
     """
     parts = []
     for total, used in ((epsilon, spent[0]), (delta, spent[1])):
-        exact = Fraction(float(total)) - Fraction(float(used))
+        exact = Fraction(float(total)) - (used if isinstance(used, Fraction) else Fraction(float(used)))
         value = float(exact) if exact > 0 else 0.0
         if Fraction(value) > exact:
             value = math.nextafter(value, 0.0)
@@ -400,6 +401,10 @@ class Ledger:
         """Total (ε, δ) of all charges under the ledger's composition rule."""
         eps, delta = self._total()
         return float(eps), float(delta)
+
+    def spent_exact(self) -> tuple:
+        """Total (ε, δ) unrounded (exact fractions under basic composition), for :func:`budget_after`."""
+        return self._total()
 
     def basic_spent(self) -> tuple[float, float]:
         """Total (ε, δ) under basic composition (always reported, whatever the rule)."""

@@ -12,11 +12,15 @@ composition) gives each column that needs learning ε_c = ε/(columns) and uses 
 discovery inside the release's zCDP ledger (δ > 0: the zero-config release and ``schema.discover`` under a zCDP
 algorithm) gives each column ρ_c = ρ/(columns) and uses discrete Gaussian noise, whose cost grows with
 sqrt(columns) in ε terms and whose thresholds are several times lower (:mod:`dpsynth.data.discover.noise`).
-δ_c = δ/(columns that may be categorical) for partition selection.  That is the allotment; after its profile a
-column spends only what the profile says it needs (:data:`~dpsynth.data.discover.column.FEW_SHARE`,
-:data:`~dpsynth.data.discover.values.PROBE_SHARE`), and what it leaves is never charged: the release spends it.
-The choice reads only mechanism outputs and stays within the allotment, so the ledger's total still bounds the
-discovery (adaptive composition with a fixed total: a privacy filter).
+δ_c = δ/(columns that may be categorical) for partition selection.  That is the nominal allotment; the columns
+then run in phases (:mod:`dpsynth.data.discover.allot`): every profile first, then each stage with what its
+profile says it needs (a column of few integers what a value of 1% of its rows needs, at least
+:data:`~dpsynth.data.discover.column.FEW_SHARE` of its rest; a categorical column a probe,
+:data:`~dpsynth.data.discover.values.PROBE_SHARE`), and what the cheap stages left is pooled for the second
+partition selections of the categorical columns whose probes left rows out (wide tables: hotels' ``country``).
+What is left after that is never charged: the release spends it.  Each share reads only mechanism outputs and
+the charges stay within the total, so the ledger's total still bounds the discovery (adaptive composition with
+a fixed total: a privacy filter).
 
 Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 
@@ -74,6 +78,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from dpsynth.data.discover.allot import TARGET_SHARE, run_columns
 from dpsynth.data.discover.column import FINE_CELLS, MIN_CELLS, PROFILE_SHARE, ColumnDiscovery, plain
 from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells
 from dpsynth.data.discover.spec import _HINT_KEYS, ColumnHint, DiscoverSpec, Discovery, parse_discover
@@ -96,9 +101,10 @@ __all__ = [
 ]
 
 
-TARGET_SHARE, MIN_SHARE, MAX_SHARE = 0.01, 0.15, 0.5
+MIN_SHARE, MAX_SHARE = 0.15, 0.5
 """A zero-config release with n public sizes its discovery (:func:`share_for`): the share of ρ that lets partition
-selection keep every category holding TARGET_SHARE of the rows, between MIN_SHARE and MAX_SHARE."""
+selection keep every category holding :data:`~dpsynth.data.discover.allot.TARGET_SHARE` of the rows, between
+MIN_SHARE and MAX_SHARE."""
 
 
 def share_for(*, n: int, columns: int, epsilon: float, delta: float, approx_delta: float, l1: float) -> float:
@@ -163,23 +169,24 @@ def discover_schema(
     delta_of = dict(zip(maybe_cat, delta_parts))
     unit = "epsilon" if rho is None else "rho"
     out = Discovery(schema={"columns": {}, "unknown": "other"})
-    for name, hint in hints.items():  # loop over columns; each is vectorised over rows
-        if name not in eps_of:
+    cols = {name: ColumnDiscovery(hints[name], source.column(name), spec) for name in learn}
+    budgets = {name: ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
+               for name in learn}
+    found, book = run_columns(cols, budgets, delta_of, ledger)
+    for name, hint in hints.items():  # in the input's order
+        if name not in cols:
             out.schema["columns"][name] = _spec_from_hint(hint)
             out.columns[name] = {unit: 0.0, f"{unit}_spent": 0.0, "delta": 0.0, "learned": [],
                                  "public": sorted(_given(hint))}
             continue
-        budget = ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
-        col = ColumnDiscovery(hint, source.column(name), spec)
-        before = len(ledger.charges)
-        found = col.run(budget, delta_of.get(name, 0.0))
-        charged = ledger.charges[before:]
-        spent = math.fsum((c.rho if rho is not None and c.rho is not None else c.epsilon) for c in charged)
-        if found is not None:
-            out.schema["columns"][name] = found
+        col = cols[name]
+        if found[name] is not None:
+            out.schema["columns"][name] = found[name]
             out.evidence[name] = col.evidence
-        out.columns[name] = {unit: eps_of[name], f"{unit}_spent": spent, "delta": delta_of.get(name, 0.0),
-                             "learned": col.learned, "public": sorted(_given(hint))}
+        out.columns[name] = {unit: eps_of[name], f"{unit}_spent": book[name]["spent"],
+                             "delta": delta_of.get(name, 0.0), "learned": col.learned, "public": sorted(_given(hint))}
+        if "pooled" in book[name]:
+            out.columns[name][f"{unit}_pooled"] = book[name]["pooled"]
         if col.dropped is not None:
             out.columns[name]["dropped"] = col.dropped
     if not out.schema["columns"]:

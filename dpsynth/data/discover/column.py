@@ -84,9 +84,9 @@ zeros, however many, have the cell below the logarithmic ones)."""
 
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
-the rest of the column's budget is never charged and is left to the release): a numeric column of few integers
-(an integral coarse range of at most 2·bins values) spends FEW_SHARE of it; a categorical column, a probe and
-maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
+:mod:`~dpsynth.data.discover.allot`): a numeric column of few integers (an integral coarse range of at most
+2·bins values) spends what a value of 1% of its noisy rows needs, at least FEW_SHARE of the rest; a categorical
+column, a probe and maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
 
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
 """The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
@@ -121,35 +121,57 @@ class ColumnDiscovery:
         self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
         self.core = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
+        self.few = False  # a numeric column of few integers (a profile output): its stage needs little
+        self.pending = None  # a categorical column's probe whose second selection waits (values.Selected)
 
-    def run(self, budget: ColumnBudget, delta: float) -> dict | None:
+    def start(self, budget: ColumnBudget) -> ColumnBudget:
+        """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
+        ``budget``.  Returns the rest, the stage's nominal budget (:mod:`~dpsynth.data.discover.allot` may give
+        the stage less or more: the profile's outputs say what it needs)."""
         h = self.hint
-        kind, integral = h.type, (True if h.type == "integer" else h.integer)
-        missing = h.missing or "category"  # nulls are always representable unless the user says otherwise
+        self.kind, self.integral = h.type, (True if h.type == "integer" else h.integer)
+        self.missing = h.missing or "category"  # nulls are always representable unless the user says otherwise
         if h.missing is None:
             self.learned.append("missing: category (a discovered schema always has room for nulls)")
-        bounds = (h.lower, h.upper) if h.lower is not None else None
-        need_profile = kind is None or (kind != "categorical" and (bounds is None or integral is None))
-        if need_profile:
+        self.bounds = (h.lower, h.upper) if h.lower is not None else None
+        if self.kind is None or (self.kind != "categorical" and (self.bounds is None or self.integral is None)):
             first, budget = budget.split(PROFILE_SHARE)
-            kind, integral, found = self._profile(first, kind, integral)
-            bounds = bounds or found
-            if kind == "numeric" and integral and found is not None and h.lower is None and \
-                    found[1] - found[0] <= 2 * (h.bins or self.spec.bins):
-                budget = budget.split(FEW_SHARE)[0]  # few integers: the rest of the budget is left unspent
-                self.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest spent")
-        if kind == "categorical":
+            self.kind, self.integral, found = self._profile(first, self.kind, self.integral)
+            self.bounds = self.bounds or found
+            self.few = self.kind == "numeric" and bool(self.integral) and found is not None and h.lower is None \
+                and found[1] - found[0] <= 2 * (h.bins or self.spec.bins)  # few integers: a cheap stage
+        return budget
+
+    @property
+    def selects(self) -> bool:
+        """Whether the stage is partition selection over the column's categories (after :meth:`start`)."""
+        return self.kind == "categorical" and not self.hint.categories
+
+    def finish(self, budget: ColumnBudget, delta: float) -> dict | None:
+        """Step 2 or 3 with ``budget``; None when the column is left out, or (:attr:`pending`) when a categorical
+        column's probe left rows out and its second selection waits for :meth:`complete`."""
+        h = self.hint
+        if self.kind == "categorical":
             cats = list(h.categories) if h.categories else self._categories(budget, delta)
             if cats is None:
                 return None
             spec = {"type": "categorical", "categories": cats}
-        elif kind == "datetime":
+        elif self.kind == "datetime":
             spec = self._datetime(budget)
         else:  # values on multiples of a step (lattice.py): a histogram of candidate steps, then edges between them
-            budget, step = lattice_step(self, budget, kind, integral)
-            spec = on_lattice(self._numeric(budget, kind, bool(integral), bounds, delta), step, h.bins or self.spec.bins)
-        spec["missing"] = missing
+            budget, step = lattice_step(self, budget, self.kind, self.integral)
+            spec = on_lattice(self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta), step,
+                              h.bins or self.spec.bins)
+        spec["missing"] = self.missing
         return spec
+
+    def complete(self, more: ColumnBudget | None) -> dict | None:
+        """The second partition selection of a :attr:`pending` column, with ``more``: its answer is the column's
+        (without ``more``, nothing left to spend: the probe's answer is)."""
+        sel, self.pending = (self.pending if more is None else self.pending.again(more)), None
+        self.learned.extend(sel.learned)
+        cats = self._kept(sel)
+        return None if cats is None else {"type": "categorical", "categories": cats, "missing": self.missing}
 
     # -- step 1: the profile histogram (kind and coarse bounds in one measurement)
     def _profile(self, budget: ColumnBudget, kind, integral):
@@ -243,10 +265,18 @@ class ColumnDiscovery:
         labels, counts = self.profile.value_counts()
         if labels.size == 0:  # every row null: the mechanism is still charged (its outcome is the empty set)
             counts = np.zeros(0, dtype=np.int64)
+        self._labels_seen = labels
         sel = select_categories(budget, counts, delta, non_null=self.non_null, non_null_sd=self.non_null_sd,
                                 max_categories=self.spec.max_categories)
-        idx, noisy = sel.idx, sel.noisy
         self.learned.extend(sel.learned)
+        if sel.again is not None:  # the probe left rows out: a second selection, with what allot.py gives it
+            self.pending = sel
+            return None
+        return self._kept(sel)
+
+    def _kept(self, sel) -> list | None:
+        """The categories a selection released (the top ``max_categories``), or None for free text."""
+        idx, noisy, labels = sel.idx, sel.noisy, self._labels_seen
         top = idx[: self.spec.max_categories]
         kept = [str(x) for x in labels[top]]
         self.evidence.labels, self.evidence.label_sd = tuple(kept), sel.sd

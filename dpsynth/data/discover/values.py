@@ -9,6 +9,7 @@ noisy non-null count), so it is post-processing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,6 +50,7 @@ class Selected:
     noisy: np.ndarray
     sd: float
     learned: list[str] = field(default_factory=list)
+    again: Callable[[ColumnBudget], Selected] | None = None  # a probe that left rows out: the second selection
 
 
 def few_distinct(noisy: np.ndarray, found, budget: ColumnBudget, *, max_categories: int) -> bool:
@@ -89,13 +91,14 @@ def select_numbers(budget: ColumnBudget, labels: np.ndarray, counts: np.ndarray,
 
 def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *, non_null: float | None,
                       non_null_sd: float, max_categories: int) -> Selected:
-    """Partition selection over a categorical column's observed values (private ``counts``), first with
-    :data:`PROBE_SHARE` of ``budget`` when the profile gave a noisy non-null count, then, when the probe leaves
-    rows unexplained (:data:`RESIDUAL`), again with the rest (whose answer is the column's)."""
+    """Partition selection over a categorical column's observed values (private ``counts``).  With the profile's
+    noisy non-null count: a probe with ``budget`` and half of ``delta``; when it leaves rows unexplained
+    (:data:`RESIDUAL`), the answer's :attr:`Selected.again` runs the second selection (the other half of δ) with
+    the budget :mod:`~dpsynth.data.discover.allot` gives it, whose answer is the column's."""
     if non_null is None:
         idx, noisy = budget.partition(counts, delta)
         return Selected(idx, np.asarray(noisy, dtype=float), budget.sd)
-    probe, more = budget.split(PROBE_SHARE)
+    probe = budget
     d_probe, d_more = split_budget(delta, [1.0, 1.0])
     idx, noisy = probe.partition(counts, d_probe, what="rows per observed value (probe)")
     top = min(idx.size, max_categories)
@@ -103,7 +106,11 @@ def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *,
     slack = RESIDUAL * non_null + RESIDUAL_SD * math.sqrt(top * probe.sd**2 + non_null_sd**2)
     if non_null - held <= slack:
         return Selected(idx, np.asarray(noisy, dtype=float), probe.sd,
-                        [f"partition selection with {PROBE_SHARE:.0%} of the budget sufficed (the probe)"])
+                        ["partition selection with the probe's budget sufficed (the probe)"])
     learned = [f"selection again: the probe left about {non_null - held:.0f} noisy rows out"]
-    idx, noisy = more.partition(counts, d_more)
-    return Selected(idx, np.asarray(noisy, dtype=float), more.sd, learned)
+
+    def again(more: ColumnBudget) -> Selected:
+        idx, noisy = more.partition(counts, d_more)
+        return Selected(idx, np.asarray(noisy, dtype=float), more.sd, learned)
+
+    return Selected(idx, np.asarray(noisy, dtype=float), probe.sd, [], again)

@@ -1,0 +1,133 @@
+"""How a discovery's budget reaches its columns: a privacy filter that gives each stage what its profile says
+it needs, so that wide tables do not starve the columns that need most (issue 27, hotels: 26 columns).
+
+Every column to learn has an equal nominal allotment (the budget over the columns, basic composition or zCDP).
+The columns then run in three phases, each reading only mechanism outputs of the phases before it:
+
+1. **profiles**: every column's profile (:data:`~dpsynth.data.discover.column.PROFILE_SHARE` of its allotment);
+2. **stages**: a numeric or date column's stage gets the rest of its allotment; a column of few integers (an
+   integral coarse range of at most 2·bins values) only what its per-integer histogram needs to show a value
+   holding :data:`TARGET_SHARE` of the noisy rows (:func:`few_need`, at least
+   :data:`~dpsynth.data.discover.column.FEW_SHARE` of the rest); a categorical column its probe
+   (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of the rest);
+3. **the pool**: what the first two phases left of the total goes to the categorical columns whose probes left
+   rows unexplained, for their second partition selection: each gets the rest of its own allotment (as with
+   no pool), and what the cheaper stages left is shared among them (equal shares, each capped at what keeps a
+   category of :data:`TARGET_SHARE` of its noisy rows, :func:`selection_need`; a capped column's surplus goes
+   to the others).  What is still left is never charged: the release spends it.
+
+Each phase's budgets are functions of earlier outputs and the pool is the total minus what was charged, so the
+charges stay within the total whatever the data (adaptive composition with a fixed total: a privacy filter).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from dpsynth.data.discover.column import FEW_SHARE, FINE_SHARE, ColumnDiscovery
+from dpsynth.data.discover.lattice import LATTICE_SHARE
+from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.values import PROBE_SHARE
+from dpsynth.privacy.accountant import Ledger, split_budget
+from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
+
+__all__ = ["POOL_MARGIN", "TARGET_SHARE", "Allotted", "few_need", "run_columns", "selection_need"]
+
+TARGET_SHARE = 0.01
+"""A value holding this share of a column's noisy non-null rows should be kept: what a few-integers stage and a
+second partition selection are sized for (and what :func:`~dpsynth.data.discover.share_for` sizes the zero-config
+discovery for)."""
+
+POOL_MARGIN = 1e-9
+"""The pool is the unspent total shrunk by this relative margin, so float rounding cannot charge past it."""
+
+
+class Allotted(dict):
+    """Per column: ``spent`` (what its mechanisms charged) and, for a column whose second selection drew on the
+    pool, ``pooled`` (that share; it may spend more than its nominal allotment)."""
+
+
+def _charged(ledger: Ledger, zcdp: bool, since: int) -> float:
+    return math.fsum((c.rho if zcdp and c.rho is not None else c.epsilon) for c in ledger.charges[since:])
+
+
+def few_need(col: ColumnDiscovery, rest: ColumnBudget) -> float:
+    """The stage budget of a column of few integers: enough that the cut of its first per-integer histogram
+    (:data:`~dpsynth.data.discover.column.FINE_SHARE` of the stage, after the lattice's share), plus one sd,
+    stays under :data:`TARGET_SHARE` of its noisy non-null rows; between FEW_SHARE of ``rest`` and ``rest``.
+    Post-processing of the profile (the noisy non-null count, the released coarse range)."""
+    lo, hi = col.bounds
+    cells = max(1, math.floor(hi) - math.ceil(lo) + 1)
+    first = replace(rest, amount=rest.amount * FINE_SHARE * (1.0 - LATTICE_SHARE))
+    reach = first.block_cut(1, cells) + first.sd  # proportional to the noise scale
+    target = TARGET_SHARE * float(col.non_null or 0.0)
+    if target <= 0:
+        return rest.amount
+    need = rest.amount * (reach / target) ** (2 if rest.zcdp else 1)  # ρ ∝ 1/scale², ε ∝ 1/scale
+    return float(min(rest.amount, max(FEW_SHARE * rest.amount, need)))
+
+
+def selection_need(col: ColumnDiscovery, like: ColumnBudget, delta: float) -> float:
+    """The budget with which a second partition selection (δ ``delta``) keeps, one sd above its threshold, a
+    value holding :data:`TARGET_SHARE` of the column's noisy non-null rows (post-processing of the profile)."""
+    target = TARGET_SHARE * float(col.non_null or 0.0)
+    if target <= 1 or delta <= 0:
+        return 0.0
+    if like.zcdp:
+        sigma, t = gaussian_partition_threshold(rho=like.amount, delta=delta, l2_sensitivity=math.sqrt(like.l1))
+        z = (t - 1) / sigma + 1.0
+        return like.l1 / (2.0 * (target / z) ** 2)
+    scale, t = partition_threshold(epsilon=like.amount, delta=delta, sensitivity=like.l1)
+    z = (t - 1) / scale + math.sqrt(2.0)
+    return like.l1 / (target / z)
+
+
+def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudget], deltas: dict[str, float],
+                ledger: Ledger) -> tuple[dict[str, dict | None], Allotted]:
+    """Discover every column of ``cols`` with its nominal ``budgets`` (see the module docstring).  Returns the
+    specs (None for a column left out) and the book (:class:`Allotted`)."""
+    book = Allotted({n: {"spent": 0.0} for n in cols})
+    zcdp = any(b.zcdp for b in budgets.values())
+
+    def run(name: str, step, *args):
+        since = len(ledger.charges)
+        out = step(*args)
+        book[name]["spent"] += _charged(ledger, zcdp, since)
+        return out
+
+    rest = {}
+    for name, col in cols.items():  # phase 1: the profiles (loops over columns; each vectorised over rows)
+        rest[name] = run(name, col.start, budgets[name])
+    specs: dict[str, dict | None] = {}
+    probes: dict[str, float] = {}
+    for name, col in cols.items():  # phase 2: the stages
+        stage = rest[name]
+        if col.few:
+            stage = replace(stage, amount=few_need(col, stage))
+            col.learned.append(f"few integers in the coarse range: {stage.amount / rest[name].amount:.0%} of the "
+                               f"rest spent (what a value of {TARGET_SHARE:.0%} of the noisy rows needs)")
+        elif col.selects:
+            stage = stage.split(PROBE_SHARE)[0]
+            probes[name] = stage.amount
+        specs[name] = run(name, col.finish, stage, deltas.get(name, 0.0))
+    pending = [n for n in cols if cols[n].pending is not None]
+    if not pending:
+        return specs, book
+    total = math.fsum(b.amount for b in budgets.values())
+    pool = max(0.0, total - math.fsum(v["spent"] for v in book.values())) * (1.0 - POOL_MARGIN)
+    floors = {n: rest[n].amount - probes[n] for n in pending}  # the rest of its own allotment (always there)
+    extra = max(0.0, pool - math.fsum(floors.values()))
+    wants = {n: max(0.0, selection_need(cols[n], budgets[n], split_budget(deltas[n], [1.0, 1.0])[1]) - floors[n])
+             for n in pending}
+    for i, name in enumerate(sorted(pending, key=lambda n: (wants[n], pending.index(n)))):  # smallest want first
+        add = min(wants[name], extra / (len(pending) - i))
+        extra -= add
+        share = min(floors[name] + add, pool)
+        pool -= share
+        book[name]["pooled"] = share
+        if add > 0:
+            cols[name].learned.append(f"second selection with {share / floors[name]:.2g}x the rest of its own budget "
+                                      "(the pool the cheaper stages left)")
+        specs[name] = run(name, cols[name].complete, replace(budgets[name], amount=share) if share > 0 else None)
+    return specs, book
