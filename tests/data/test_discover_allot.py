@@ -83,14 +83,16 @@ def test_the_split_reads_only_noisy_counts(monkeypatch):
     (a split on b's true non-null count would charge other amounts)."""
     from tests.data.test_discover import _Coupling
 
-    a = _wide(1, n=4000)
+    a = _wide(1, n=20_000, flags=2, cats=2)  # enough rows that the flags' stage is sized below its allotment
     b = a.copy()
-    b.loc[: 2999, "f0"] = None
+    b.loc[: 14_999, "f0"] = None
     b.loc[: 1999, "country"] = "c00"
+    b.loc[2000: 9999, "country"] = None
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     found, ledger, _ = _zcdp(a, seed=3)
     assert any("rho_pooled" in c for c in found.columns.values())
+    assert found.columns["f0"]["rho_spent"] < 0.6 * found.columns["f0"]["rho"]  # a sized few-integers stage
     coupling.mode = "replay"
     found2, ledger2, _ = _zcdp(b, seed=3)
     assert found2.schema == found.schema and found2.columns == found.columns

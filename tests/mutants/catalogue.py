@@ -457,6 +457,7 @@ DCOL = "dpsynth/data/discover/column.py"
 DNOISE = "dpsynth/data/discover/noise.py"
 DVAL = "dpsynth/data/discover/values.py"
 DLAT = "dpsynth/data/discover/lattice.py"
+DALLOT = "dpsynth/data/discover/allot.py"
 T_LAT = "tests/data/test_discover_lattice.py"
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
@@ -622,9 +623,26 @@ MUTANTS += [
          tests=T_DISC),
     dict(id="discover-probe-again-whole-budget", file=DVAL,
          why="issue 27: the second partition selection spends the column's whole budget on top of the probe",
-         old="    idx, noisy = more.partition(counts, d_more)\n",
-         new="    idx, noisy = budget.partition(counts, d_more)\n",
+         old="        idx, noisy = more.partition(counts, d_more)\n",
+         new="        idx, noisy = ColumnBudget(more.amount + budget.amount, more.zcdp, more.l1, more.ledger, more.rng,"
+             " more.name).partition(counts, d_more)\n",
          tests=["tests/data/test_discover.py::test_a_column_of_many_categories_selects_again_within_its_budget"]),
+    dict(id="discover-pool-ignores-spent", file=DALLOT,
+         why="issue 27: the pool for the second selections is the whole discovery budget, not what the other "
+             "stages left (the charges pass the total)",
+         old="    pool = max(0.0, total - math.fsum(v[\"spent\"] for v in book.values())) * (1.0 - POOL_MARGIN)\n",
+         new="    pool = max(0.0, total) * (1.0 - POOL_MARGIN)\n",
+         tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-few-need-uncapped", file=DALLOT,
+         why="issue 27: a column of few integers spends what a 1% value needs even past its own allotment",
+         old="    return float(min(rest.amount, max(FEW_SHARE * rest.amount, need)))\n",
+         new="    return float(max(FEW_SHARE * rest.amount, need))\n",
+         tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-few-need-true-rows", file=DALLOT,
+         why="issue 27: what a few-integers stage spends sized on the true non-null count (the charge reveals it)",
+         old="    target = TARGET_SHARE * float(col.non_null or 0.0)\n    if target <= 0:\n",
+         new="    target = TARGET_SHARE * float(col.profile.value_counts()[1].sum())\n    if target <= 0:\n",
+         tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
     dict(id="discover-few-numbers-true-held", file=DVAL,
          why="issue 27: whether the values kept by partition selection are a column's few distinct numbers decided "
              "on their true counts",
@@ -682,7 +700,7 @@ MUTANTS += [
          tests=["tests/data/test_discover_engines.py::test_batched_answers_equal_whole_column_answers",
                 "tests/data/test_discover_engines.py::test_discovered_schema_identical_numpy_vs_stream"]),
     dict(id="budget-after-ignores-discovery", file=ACC, why="the release gets the whole budget after discovery",
-         old="        exact = Fraction(float(total)) - Fraction(float(used))\n",
+         old="        exact = Fraction(float(total)) - (used if isinstance(used, Fraction) else Fraction(float(used)))\n",
          new="        exact = Fraction(float(total))\n", tests=[*T_ONE, "tests/privacy/test_selection.py"]),
     dict(id="report-drops-discovery-charges", file=REP, why="the release report omits the discovery charges",
          old='    ledger = charges + list(report["ledger"])\n',
