@@ -575,7 +575,7 @@ def test_a_column_of_many_categories_selects_again_within_its_budget():
     # the second selection has the rest of the column's own budget (here its need: no share of the pool)
     assert found.columns["c"]["epsilon_spent"] == pytest.approx(found.columns["c"]["epsilon"], rel=1e-6)
     assert len(found.schema["columns"]["c"]["categories"]) >= 40
-    # the 0/1 flag: few integers, what a value of 1% of the rows needs (less than its allotment)
+    # the 0/1 flag: few integers, FEW_SHARE of the rest of its budget spent (its leftover goes to the pool)
     assert found.columns["flag"]["epsilon_spent"] < found.columns["flag"]["epsilon"]
     assert found.schema["columns"]["flag"]["edges"] == [-0.5, 0.5, 1.5]
 

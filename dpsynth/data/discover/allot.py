@@ -6,9 +6,9 @@ The columns then run in three phases, each reading only mechanism outputs of the
 
 1. **profiles**: every column's profile (:data:`~dpsynth.data.discover.column.PROFILE_SHARE` of its allotment);
 2. **stages**: a numeric or date column's stage gets the rest of its allotment; a column of few integers (an
-   integral coarse range of at most 2·bins values) only what its per-integer histogram needs to show a value
-   holding :data:`TARGET_SHARE` of the noisy rows (:func:`few_need`, at least
-   :data:`~dpsynth.data.discover.column.FEW_SHARE` of the rest); a categorical column its probe
+   integral coarse range of at most 2·bins values) :data:`~dpsynth.data.discover.column.FEW_SHARE` of it (its
+   bounds keep every integer its profile showed, :func:`~dpsynth.data.discover.values.seen_integers`, so the
+   cheap stage loses no value the profile found); a categorical column its probe
    (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of the rest);
 3. **the pool**: what the first two phases left of the total goes to the categorical columns whose probes left
    rows unexplained, for their second partition selection: each gets the rest of its own allotment (as with
@@ -25,19 +25,17 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from dpsynth.data.discover.column import FEW_SHARE, FINE_SHARE, ColumnDiscovery
-from dpsynth.data.discover.lattice import LATTICE_SHARE
+from dpsynth.data.discover.column import FEW_SHARE, ColumnDiscovery
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.values import PROBE_SHARE
 from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
 
-__all__ = ["POOL_MARGIN", "TARGET_SHARE", "Allotted", "few_need", "run_columns", "selection_need"]
+__all__ = ["POOL_MARGIN", "TARGET_SHARE", "Allotted", "run_columns", "selection_need"]
 
 TARGET_SHARE = 0.01
-"""A value holding this share of a column's noisy non-null rows should be kept: what a few-integers stage and a
-second partition selection are sized for (and what :func:`~dpsynth.data.discover.share_for` sizes the zero-config
-discovery for)."""
+"""A category holding this share of a column's noisy non-null rows should be kept: what a second partition
+selection is sized for (and what :func:`~dpsynth.data.discover.share_for` sizes the zero-config discovery for)."""
 
 POOL_MARGIN = 1e-9
 """The pool is the unspent total shrunk by this relative margin, so float rounding cannot charge past it."""
@@ -50,22 +48,6 @@ class Allotted(dict):
 
 def _charged(ledger: Ledger, zcdp: bool, since: int) -> float:
     return math.fsum((c.rho if zcdp and c.rho is not None else c.epsilon) for c in ledger.charges[since:])
-
-
-def few_need(col: ColumnDiscovery, rest: ColumnBudget) -> float:
-    """The stage budget of a column of few integers: enough that the cut of its first per-integer histogram
-    (:data:`~dpsynth.data.discover.column.FINE_SHARE` of the stage, after the lattice's share), plus one sd,
-    stays under :data:`TARGET_SHARE` of its noisy non-null rows; between FEW_SHARE of ``rest`` and ``rest``.
-    Post-processing of the profile (the noisy non-null count, the released coarse range)."""
-    lo, hi = col.bounds
-    cells = max(1, math.floor(hi) - math.ceil(lo) + 1)
-    first = replace(rest, amount=rest.amount * FINE_SHARE * (1.0 - LATTICE_SHARE))
-    reach = first.block_cut(1, cells) + first.sd  # proportional to the noise scale
-    target = TARGET_SHARE * float(col.non_null or 0.0)
-    if target <= 0:
-        return rest.amount
-    need = rest.amount * (reach / target) ** (2 if rest.zcdp else 1)  # ρ ∝ 1/scale², ε ∝ 1/scale
-    return float(min(rest.amount, max(FEW_SHARE * rest.amount, need)))
 
 
 def selection_need(col: ColumnDiscovery, like: ColumnBudget, delta: float) -> float:
@@ -103,10 +85,9 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
     probes: dict[str, float] = {}
     for name, col in cols.items():  # phase 2: the stages
         stage = rest[name]
-        if col.few:
-            stage = replace(stage, amount=few_need(col, stage))
-            col.learned.append(f"few integers in the coarse range: {stage.amount / rest[name].amount:.0%} of the "
-                               f"rest spent (what a value of {TARGET_SHARE:.0%} of the noisy rows needs)")
+        if col.few:  # its bounds also keep the integers its profile showed (values.seen_integers)
+            stage = stage.split(FEW_SHARE)[0]
+            col.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest spent")
         elif col.selects:
             stage = stage.split(PROBE_SHARE)[0]
             probes[name] = stage.amount

@@ -36,7 +36,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
-from dpsynth.data.discover.values import few_distinct, select_categories, select_numbers
+from dpsynth.data.discover.values import few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
@@ -119,7 +119,8 @@ class ColumnDiscovery:
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
         self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
-        self.core = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen)
+        self.core = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen,
+        # values.seen_integers)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
         self.pending = None  # a categorical column's probe whose second selection waits (values.Selected)
@@ -312,6 +313,7 @@ class ColumnDiscovery:
             lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta, points=want)
             if self.labels is not None:
                 return {"type": "categorical", "categories": self.labels}
+            lo, hi = seen_integers(self, lo, hi)
             if h.lower is not None:  # hinted bounds are public: kept as given
                 lo, hi = h.lower, h.upper
         if integral:
