@@ -78,7 +78,8 @@ def test_the_pool_never_charges_past_the_discovery_total(seed):
 
 
 def test_the_split_reads_only_noisy_counts(monkeypatch):
-    """Table a's mechanism outputs replayed on table b (the flag mostly null, the labels' true counts changed):
+    """Table a's mechanism outputs replayed on table b (the flag mostly null, the labels' true counts changed, a
+    row of ``kids`` past its other values):
     b gets a's schema and exactly a's ledger, so what each stage and the pool get depends on noisy counts only
     (a split on b's true counts would charge other amounts)."""
     from tests.data.test_discover import _Coupling
@@ -88,6 +89,7 @@ def test_the_split_reads_only_noisy_counts(monkeypatch):
     b.loc[: 14_999, "f0"] = None
     b.loc[: 1999, "country"] = "c00"
     b.loc[2000: 9999, "country"] = None
+    b.loc[5, "kids"] = 9  # one row past the integers the profile showed
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     found, ledger, _ = _zcdp(a, seed=3)

@@ -633,6 +633,12 @@ MUTANTS += [
          old="    pool = max(0.0, total - math.fsum(v[\"spent\"] for v in book.values())) * (1.0 - POOL_MARGIN)\n",
          new="    pool = max(0.0, total) * (1.0 - POOL_MARGIN)\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-seen-integers-true-range", file=DVAL,
+         why="issue 27: a few-integers column's bounds widened to its true smallest and largest integers, not the "
+             "profile's noisy buckets",
+         old="    first, last = math.ceil(col.seen[0]), math.ceil(col.seen[1]) - 1  # the integers in [seen_lo, seen_hi)\n",
+         new="    first, last = int(col.profile.integer_counts()[0].min()), int(col.profile.integer_counts()[0].max())\n",
+         tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
     dict(id="discover-few-numbers-true-held", file=DVAL,
          why="issue 27: whether the values kept by partition selection are a column's few distinct numbers decided "
              "on their true counts",
