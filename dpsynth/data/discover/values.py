@@ -51,6 +51,7 @@ class Selected:
     sd: float
     learned: list[str] = field(default_factory=list)
     again: Callable[[ColumnBudget], Selected] | None = None  # a probe that left rows out: the second selection
+    surplus: float = 0.0  # how many sds the rows the probe left out stand above RESIDUAL (allot.py: the pool)
 
 
 def few_distinct(noisy: np.ndarray, found, budget: ColumnBudget, *, max_categories: int) -> bool:
@@ -103,7 +104,8 @@ def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *,
     idx, noisy = probe.partition(counts, d_probe, what="rows per observed value (probe)")
     top = min(idx.size, max_categories)
     held = float(noisy[:top].sum())
-    slack = RESIDUAL * non_null + RESIDUAL_SD * math.sqrt(top * probe.sd**2 + non_null_sd**2)
+    sd = math.sqrt(top * probe.sd**2 + non_null_sd**2)
+    slack = RESIDUAL * non_null + RESIDUAL_SD * sd
     if non_null - held <= slack:
         return Selected(idx, np.asarray(noisy, dtype=float), probe.sd,
                         ["partition selection with the probe's budget sufficed (the probe)"])
@@ -113,7 +115,8 @@ def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *,
         idx, noisy = more.partition(counts, d_more)
         return Selected(idx, np.asarray(noisy, dtype=float), more.sd, learned)
 
-    return Selected(idx, np.asarray(noisy, dtype=float), probe.sd, [], again)
+    return Selected(idx, np.asarray(noisy, dtype=float), probe.sd, [], again,
+                    (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12))
 
 
 def seen_integers(col, lo: float, hi: float) -> tuple[float, float]:
