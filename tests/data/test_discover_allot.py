@@ -87,8 +87,8 @@ def test_the_split_reads_only_noisy_counts(monkeypatch):
     a = _wide(1, n=20_000, flags=2, cats=2)
     b = a.copy()
     b.loc[: 14_999, "f0"] = None
-    b.loc[: 1999, "country"] = "c00"
-    b.loc[2000: 9999, "country"] = None
+    b["country"] = "c00"  # nearly every row in one label the probe released: nothing left out, truly
+    b.loc[: len(LABELS) - 1, "country"] = LABELS  # (every label still observed)
     b.loc[5, "kids"] = 9  # one row past the integers the profile showed
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
