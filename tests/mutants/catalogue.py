@@ -636,7 +636,7 @@ MUTANTS += [
     dict(id="discover-seen-integers-true-range", file=DVAL,
          why="issue 27: a few-integers column's bounds widened to its true smallest and largest integers, not the "
              "profile's noisy buckets",
-         old="    last = min(last, max(first, math.ceil(col.seen[2])))  # up to the last bucket's first integer ([5, 7): 5)\n",
+         old="    last = min(last, max(first, math.ceil(col.core[1][0])))  # up to the last bucket's first integer ([5, 7): 5)\n",
          new="    first, last = int(col.profile.integer_counts()[0].min()), int(col.profile.integer_counts()[0].max())\n",
          tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
     dict(id="discover-few-numbers-true-held", file=DVAL,
