@@ -99,3 +99,28 @@ def test_the_split_reads_only_noisy_counts(monkeypatch):
     found2, ledger2, _ = _zcdp(b, seed=3)
     assert found2.schema == found.schema and found2.columns == found.columns
     assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
+
+
+def test_the_pool_decision_reads_only_noisy_counts(monkeypatch):
+    """Whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its rows) is read
+    off the probe's and the profile's noisy counts.  Table a (16 columns, 8,000 rows): ``country``'s probe leaves
+    its labels of 2% out and its second selection draws on the pool.  Table b: the same labels observed, nearly
+    every row in ``c00``, which the probe released, so truly nothing is left out.  With a's mechanism outputs
+    replayed, b gets a's schema, report and ledger; the rule on b's true counts would give ``country`` only the
+    rest of its own budget (a smaller second selection, another ledger)."""
+    from tests.data.test_discover import _Coupling
+
+    a = _wide(0)
+    b = a.copy()
+    b["country"] = "c00"
+    b.loc[: len(LABELS) - 1, "country"] = LABELS  # every label still observed (the same candidates)
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, ledger, _ = _zcdp(a, seed=0)
+    country = found.columns["country"]
+    assert country["rho_pooled"] > 0.7 * country["rho"]  # more than the rest of its own budget: the pool's share
+    assert any("the pool the cheaper stages left" in s for s in country["learned"])
+    coupling.mode = "replay"
+    found2, ledger2, _ = _zcdp(b, seed=0)
+    assert found2.schema == found.schema and found2.columns == found.columns
+    assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]

@@ -633,6 +633,12 @@ MUTANTS += [
          old="    pool = max(0.0, total - math.fsum(v[\"spent\"] for v in book.values())) * (1.0 - POOL_MARGIN)\n",
          new="    pool = max(0.0, total) * (1.0 - POOL_MARGIN)\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-pool-sd-true-counts", file=DVAL,
+         why="issue 27: whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its "
+             "rows) decided on the true counts of its observed and released values",
+         old="                    (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12))\n",
+         new="                    (float(counts.sum()) * (1 - RESIDUAL) - float(counts[idx[:top]].sum())) / max(sd, 1e-12))\n",
+         tests=["tests/data/test_discover_allot.py::test_the_pool_decision_reads_only_noisy_counts"]),
     dict(id="discover-seen-integers-true-range", file=DVAL,
          why="issue 27: a few-integers column's bounds widened to its true smallest and largest integers, not the "
              "profile's noisy buckets",
