@@ -14,8 +14,8 @@ algorithm) gives each column ρ_c = ρ/(columns) and uses discrete Gaussian nois
 sqrt(columns) in ε terms and whose thresholds are several times lower (:mod:`dpsynth.data.discover.noise`).
 δ_c = δ/(columns that may be categorical) for partition selection.  That is the nominal allotment; the columns
 then run in phases (:mod:`dpsynth.data.discover.allot`): every profile first, then each stage with what its
-profile says it needs (a column of few integers what a value of 1% of its rows needs, at least
-:data:`~dpsynth.data.discover.column.FEW_SHARE` of its rest; a categorical column a probe,
+profile says it needs (a column of few integers :data:`~dpsynth.data.discover.column.FEW_SHARE` of its rest,
+its bounds keeping the integers its profile showed; a categorical column a probe,
 :data:`~dpsynth.data.discover.values.PROBE_SHARE`), and what the cheap stages left is pooled for the second
 partition selections of the categorical columns whose probes left rows out (wide tables: hotels' ``country``).
 What is left after that is never charged: the release spends it.  Each share reads only mechanism outputs and

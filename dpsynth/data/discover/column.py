@@ -85,7 +85,7 @@ zeros, however many, have the cell below the logarithmic ones)."""
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
 :mod:`~dpsynth.data.discover.allot`): a numeric column of few integers (an integral coarse range of at most
-2·bins values) spends what a value of 1% of its noisy rows needs, at least FEW_SHARE of the rest; a categorical
+2·bins values) spends FEW_SHARE of the rest (its bounds keep the integers its profile showed); a categorical
 column, a probe and maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
 
 DATETIME_RANGE = (-2208988800.0, 4102444800.0)
