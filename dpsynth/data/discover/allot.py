@@ -106,7 +106,7 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
     floors = {n: rest[n].amount - probes[n] for n in pending}  # the rest of its own allotment (always there)
     extra = max(0.0, pool - math.fsum(floors.values()))
     wants = {n: max(0.0, selection_need(cols[n], budgets[n], split_budget(deltas[n], [1.0, 1.0])[1]) - floors[n])
-             if cols[n].pending.surplus > POOL_SD else 0.0 for n in pending}
+             if getattr(cols[n].pending, "surplus", 0.0) > POOL_SD else 0.0 for n in pending}
     for i, name in enumerate(sorted(pending, key=lambda n: (wants[n], pending.index(n)))):  # smallest want first
         add = min(wants[name], extra / (len(pending) - i))
         extra -= add

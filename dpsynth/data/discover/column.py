@@ -36,7 +36,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
-from dpsynth.data.discover.values import few_distinct, seen_integers, select_categories, select_numbers
+from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
@@ -119,11 +119,11 @@ class ColumnDiscovery:
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
         self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
-        self.core = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen,
+        self.core: tuple[tuple[float, float], ...] | None = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen,
         # values.seen_integers)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
-        self.pending = None  # a categorical column's probe whose second selection waits (values.Selected)
+        self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -169,7 +169,11 @@ class ColumnDiscovery:
     def complete(self, more: ColumnBudget | None) -> dict | None:
         """The second partition selection of a :attr:`pending` column, with ``more``: its answer is the column's
         (without ``more``, nothing left to spend: the probe's answer is)."""
-        sel, self.pending = (self.pending if more is None else self.pending.again(more)), None
+        sel, self.pending = self.pending, None
+        if sel is None:
+            raise RuntimeError("complete() needs a pending second selection")  # (a programming error, not input)
+        if more is not None and sel.again is not None:
+            sel = sel.again(more)
         self.learned.extend(sel.learned)
         cats = self._kept(sel)
         return None if cats is None else {"type": "categorical", "categories": cats, "missing": self.missing}
