@@ -35,7 +35,11 @@ discovery treats them, nor tunes anything on them, before that check. Fresh held
 session: group ``held-out-7`` (``pizza_sales``, ``email``, ``innovation``, ``happiness``, ``anes_therms``,
 ``nlswork``, ``check_times``), exported with hand-written schemas only and RESERVED for the closing check of
 issue 27 after ``held-out-6``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on
-them, nor looks at how discovery treats them, nor tunes anything on them, before that check.
+them, nor looks at how discovery treats them, nor tunes anything on them, before that check. Fresh held-out
+tables of the eighth session: group ``held-out-8`` (``resume``, ``ucla_courses``, ``gapminder``,
+``dropout_wages``, ``exam``, ``abortion``, ``sp500``), exported with hand-written schemas only and RESERVED for
+the closing check of issue 27 after ``held-out-7``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
+without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -130,6 +134,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                 "NLS young women 1968-1988 panel, 28,534 x 21: person id, two-digit years, coded ints, 33% null"),
     "check_times": ("modeldata", "check_times", "held-out-7",
                     "CRAN package check times, 13,626 x 25: package name, zero-heavy counts, skewed sizes"),
+    # session 8: RESERVED for issue 27's closing check after held-out-7's, never run (zero-config) or tuned on
+    "resume": ("openintro", "resume", "held-out-8",
+               "callback field experiment, Boston/Chicago 2001-2002, 4,870 x 30: ad id, 36 first names, 36% null"),
+    "ucla_courses": ("openintro", "ucla_f18", "held-out-8",
+                     "UCLA Fall 2018 course list, 3,950 x 14: course titles, 173 subjects, constant columns, flags"),
+    "gapminder": ("dslabs", "gapminder", "held-out-8",
+                  "country-year indicators 1960-2016, 10,545 x 9: 185 countries, skewed gdp 28% null"),
+    "dropout_wages": ("HLMdiag", "wages", "held-out-8",
+                      "NLSY male dropouts' wage panel, 6,402 x 15: person id, signed centred columns, log wage"),
+    "exam": ("mlmRev", "Exam", "held-out-8",
+             "inner-London exam scores, 4,059 x 10: 65 school codes, signed standardised scores, student id"),
+    "abortion": ("causaldata", "abortion", "held-out-8",
+                 "state-year-group STD panel 1985-2000, 19,584 x 22: 51 FIPS codes, signed logs, 67% null"),
+    "sp500": ("gt", "sp500", "held-out-8",
+              "S&P 500 daily 1950-2015, 16,607 x 7: ISO dates, five near-equal prices, volume over four decades"),
 }
 
 

@@ -6,6 +6,7 @@ its bench_raw entry or its schema, and a schema that dpsynth would refuse (exit 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
 ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
-         "held-out-7"}
+         "held-out-7", "held-out-8"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -86,6 +87,31 @@ def test_session_7_held_out_group_is_fresh_and_varied():
     assert not {n for n, t in tables.items() if t[2] != "held-out-7"} & set(group)
     assert len({p for p, _, _, _ in group.values()}) >= 5
     assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+    widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
+    assert sum(w >= 20 for w in widths) >= 2, widths
+
+
+def test_session_8_held_out_group_is_fresh_and_varied():
+    """Group held-out-8 (RESERVED for issue 27's closing check after held-out-7's): seven tables that no earlier
+    group used, from at least five R packages, none of them Adult or COMPAS, each 3,000-100,000 rows and 6-40
+    columns as exported (the "n x d" of its description), at least two of them wide (20 or more columns kept by
+    the hand schema) and at least two small (under 5,000 rows)."""
+    tables = fetch_raw.TABLES
+    group = {n: t for n, t in tables.items() if t[2] == "held-out-8"}
+    assert len(group) == 7
+    assert len({(p.lower(), i.lower()) for p, i, _, _ in group.values()}) == 7  # seven distinct datasets
+    earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-8"}
+    assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert not {n for n, t in tables.items() if t[2] != "held-out-8"} & set(group)
+    assert len({p for p, _, _, _ in group.values()}) >= 5
+    assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+    shapes = {}
+    for name, (_, _, _, what) in group.items():
+        found = re.search(r"(\d[\d,]*) x (\d+)", what)
+        assert found, (name, what)
+        shapes[name] = (int(found.group(1).replace(",", "")), int(found.group(2)))
+    assert all(3_000 <= n <= 100_000 and 6 <= d <= 40 for n, d in shapes.values()), shapes
+    assert sum(n < 5_000 for n, _ in shapes.values()) >= 2, shapes
     widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
     assert sum(w >= 20 for w in widths) >= 2, widths
 
