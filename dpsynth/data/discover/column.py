@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from dpsynth.data.discover.coarse import coarse_support
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice
@@ -211,10 +212,10 @@ class ColumnDiscovery:
         self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
         self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
-        found = support(per_bucket, budget.split(0.5)[0]) if budget.zcdp else \
-            support(per_bucket, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1, budget.ledger,
-                                             budget.rng, budget.name))
         ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
+        found = coarse_support(per_bucket, ext, budget.split(0.5)[0]) if budget.zcdp else \
+            coarse_support(per_bucket, ext, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
+                                                         budget.ledger, budget.rng, budget.name))
         if found is not None:  # the buckets the profile found rows in (zoom.widen): first and last bucket's edges
             self.core = tuple((float(ext[i]), float(ext[i + 1])) for i in found)
         else:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak

@@ -1,0 +1,74 @@
+"""The coarse range of a numeric column read off its profile's logarithmic buckets (post-processing only).
+
+The profile (:meth:`~dpsynth.data.discover.column.ColumnDiscovery._profile`) measures one noisy count per public
+logarithmic bucket (edges 0 and ±{1, 1.5, 2, 3, 5, 7}·10^k).  Its support
+(:func:`~dpsynth.data.discover.noise.support`) finds the buckets whose own noisy count stands out of the noise.  On a small table (a few thousand rows) with a
+thin per-column budget that misses whole sides of the data: a signed column (a pitch's break in inches, −9 … 11)
+spreads its rows over a dozen buckets on each side of 0, none of which passes the cut alone, and its rows near
+0 fill dozens of tiny buckets (−0.1 … 0.1) that no ring of the support crosses; the support then keeps one side
+of 0 only (kershaw's ``HDev`` got bounds [−5, 0]).
+
+:func:`coarse_support` therefore also reads the same noisy buckets summed per decade and sign ([1, 10),
+[10, 100), [−10, −1), …: six buckets each), and two adjacent decades summed: a decade holding many rows
+passes the cut of a sum of its buckets' noises even when no single bucket does.  The coarse support is the
+union of the buckets' support and the heaviest bucket of each decade that passes, so a signed column keeps
+both sides; the margins and the fine histogram find the extent.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpsynth.data.discover.noise import ColumnBudget, support
+
+__all__ = ["RUNS", "coarse_support", "decades"]
+
+RUNS = 2
+"""Windows of 1 to RUNS adjacent decades are tested (a signed column's rows near 0 span two decades, [0.1, 10))."""
+
+
+def decades(ext: np.ndarray) -> np.ndarray:
+    """Start indices of the runs of buckets (bucket i is [ext[i], ext[i + 1])) that share a sign and a decade of
+    magnitude (the magnitude of a bucket is its edge nearer 0; the bucket at 0 is a run of its own)."""
+    lower, upper = ext[:-1], ext[1:]
+    mag = np.where(lower > 0, lower, np.where(upper < 0, -upper, 0.0))
+    with np.errstate(divide="ignore"):
+        dec = np.where(mag > 0, np.floor(np.log10(np.where(mag > 0, mag, 1.0)) + 1e-9), -math.inf)
+    sign = np.where(lower > 0, 1, np.where(upper < 0, -1, 0))
+    change = np.concatenate([[True], (dec[1:] != dec[:-1]) | (sign[1:] != sign[:-1])])
+    return np.flatnonzero(change)
+
+
+def coarse_support(per_bucket: np.ndarray, ext: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
+    """First and last bucket of the data's coarse support: the union of the buckets' own support
+    (:func:`~dpsynth.data.discover.noise.support`, with ``budget``'s cuts for one bucket's noise) and the
+    windows of 1 to :data:`RUNS` adjacent decades (:func:`decades`) whose noisy sum passes the cut of a sum of that
+    many noises (all windows together miss an empty one with probability at most BUCKET_MISS): of a window that
+    passes, the decade with the largest noisy sum (the other may be empty).  None when neither finds anything."""
+    found = support(per_bucket, budget)
+    starts = decades(ext)
+    ends = np.append(starts[1:], per_bucket.size)  # (exclusive)
+    csum = np.concatenate([[0], np.cumsum(per_bucket)])
+    runs = csum[ends] - csum[starts]
+    kept = np.zeros(starts.size, dtype=bool)
+    for k in range(1, RUNS + 1):  # windows of k adjacent runs (≤ RUNS tests, each over fewer blocks than runs)
+        lo, hi = starts[: starts.size - k + 1], ends[k - 1:]
+        sizes, at = np.unique(hi - lo, return_inverse=True)  # (a few distinct run lengths: 1, 6, 7, 12)
+        cut = np.array([budget.block_cut(int(w), RUNS * starts.size) for w in sizes])[at]
+        hit = np.flatnonzero(csum[hi] - csum[lo] >= cut)
+        # a window passing: its run with the largest noisy sum holds data (the others may be empty)
+        best = hit + np.argmax(np.stack([runs[hit + j] for j in range(k)]), axis=0) if hit.size else hit
+        kept[best] = True
+    if not kept.any():
+        return found
+    # each kept decade's heaviest bucket (its data's place; the margins and the fine histogram find the extent,
+    # and a decimal year keeps its one bucket [2000, 3000) rather than the decade [1000, 10000))
+    run = np.repeat(np.arange(starts.size), ends - starts)
+    order = np.lexsort((-per_bucket, run))
+    heavy = order[np.searchsorted(run[order], np.flatnonzero(kept))]
+    first, last = int(heavy.min()), int(heavy.max())
+    if found is None:
+        return first, last
+    return min(first, found[0]), max(last, found[1])
