@@ -38,7 +38,7 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
-from dpsynth.data.discover.zoom import widen, zoom
+from dpsynth.data.discover.zoom import CONFIRM, TIED, widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
@@ -513,7 +513,7 @@ class ColumnDiscovery:
             self.learned.append(f"one cell per integer in [{lo:g}, {hi:g}) (tied integers in a short range)")
             tied = support(noisy, rest)
             wide_mass = float(first_noisy[found[0]:found[1] + 1].sum())
-            if tied is None or noisy[tied[0]:tied[1] + 1].sum() < CONCENTRATED * wide_mass:
+            if tied is None or noisy[tied[0]:tied[1] + 1].sum() < TIED * wide_mass:
                 # the integers' own support misses much of the wide cells' rows: not tied values but a spread
                 # (test scores): the per-integer counts summed in blocks, as many as the row count fills
                 w = max(1, math.ceil((grid.size - 1) / cells))
@@ -522,7 +522,8 @@ class ColumnDiscovery:
                 self.learned.append(f"not tied: the per-integer counts summed in blocks of {w}")
                 self._cells(grid, noisy, rest.sd)
                 spread = support(sums, ColumnBudget.with_scale(rest.scale * math.sqrt(w), budget))
-                if spread is not None and sums[spread[0]:spread[1] + 1].sum() >= CONCENTRATED * wide_mass:
+                if spread is not None and sums[spread[0]:spread[1] + 1].sum() >= CONCENTRATED * wide_mass - \
+                        CONFIRM * rest.sd * math.sqrt(w * (spread[1] - spread[0] + 1)):  # (less its sum's noise)
                     i, j = starts[spread[0]], min(grid.size - 1, starts[spread[1]] + w)  # unit cells [i, j)
                     self.learned.append(f"bounds [{grid[i] + 0.5:g}, {grid[j] - 0.5:g}] (noisy blocks)")
                     return float(grid[i] + 0.5), float(grid[j] - 0.5), \
