@@ -52,10 +52,10 @@ FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
 integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
 row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
 
-UNIT_CELLS, CONCENTRATED = 512, 0.8
+UNIT_CELLS, CONCENTRATED, UNIT_FILL = 512, 0.8, 4
 """An integral column whose fine support spans at most FEW_CELLS cells holding at least CONCENTRATED of its noisy
-numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer; a wider one by
-partition selection over its observed integers."""
+numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer (or a round width
+when that is more than UNIT_FILL times the cells its noisy rows fill); a wider one by partition selection."""
 
 COARSE_MARGIN = 2
 """Logarithmic buckets added on each side of the coarse range (see :meth:`ColumnDiscovery._profile`)."""
@@ -506,11 +506,11 @@ class ColumnDiscovery:
             # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
             # heavy integers nor spread over empty ones
             lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
-            grid = fine_cells(lo, hi, integral=True, cells=UNIT_CELLS)
+            grid = fine_cells(lo, hi, integral=True, cells=min(UNIT_CELLS, UNIT_FILL * cells))
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per integer of the support ({grid.size - 1}"
                                    " public cells)")
             scale = rest.scale
-            self.learned.append(f"one cell per integer in [{lo:g}, {hi:g}) (tied integers in a short range)")
+            self.learned.append(f"{grid.size - 1} cells of {grid[1] - grid[0]:g} in [{lo:g}, {hi:g}) (tied integers in a short range)")
             tied = support(noisy, rest)
             wide_mass = float(first_noisy[found[0]:found[1] + 1].sum())
             if tied is None or noisy[tied[0]:tied[1] + 1].sum() < TIED * wide_mass:
