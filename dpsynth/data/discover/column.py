@@ -52,7 +52,7 @@ FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
 integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
 row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
 
-UNIT_CELLS, CONCENTRATED, UNIT_FILL = 512, 0.8, 4
+UNIT_CELLS, CONCENTRATED, UNIT_FILL = 512, 0.8, 8
 """An integral column whose fine support spans at most FEW_CELLS cells holding at least CONCENTRATED of its noisy
 numbers and at most UNIT_CELLS integers (years) is measured again with one cell per integer (or a round width
 when that is more than UNIT_FILL times the cells its noisy rows fill); a wider one by partition selection."""
