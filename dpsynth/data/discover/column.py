@@ -510,7 +510,8 @@ class ColumnDiscovery:
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per integer of the support ({grid.size - 1}"
                                    " public cells)")
             scale = rest.scale
-            self.learned.append(f"{grid.size - 1} cells of {grid[1] - grid[0]:g} in [{lo:g}, {hi:g}) (tied integers in a short range)")
+            what = "one cell per integer" if grid[1] - grid[0] == 1 else f"{grid.size - 1} cells of {grid[1] - grid[0]:g}"
+            self.learned.append(f"{what} in [{lo:g}, {hi:g}) (tied integers in a short range)")
             tied = support(noisy, rest)
             wide_mass = float(first_noisy[found[0]:found[1] + 1].sum())
             if tied is None or noisy[tied[0]:tied[1] + 1].sum() < TIED * wide_mass:
