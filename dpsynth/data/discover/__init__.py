@@ -30,8 +30,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    probability ≥ 99% count: text over numbers makes the column categorical (so does text holding 5% of
    the rows beside a few integers: counts coded 1, 2-10, Over 100); fractional numbers under 10% of the
    numbers make it integral; the support of the buckets (single buckets, or windows of 2, 4, 8, … adjacent
-   buckets when none passes alone, then rings and running sums of doubling width for thin tails), widened by two
-   buckets on each side, is the coarse range.
+   buckets when none passes alone, then rings and running sums of doubling width for thin tails; joined with the
+   heaviest bucket of each decade or pair of decades whose noisy sum passes: :mod:`~dpsynth.data.discover.coarse`),
+   widened by two buckets on each side, is the coarse range.
 2. **categorical**: partition selection over the observed values (a probe with 15% of the stage's budget and
    half its δ first; again with the rest only when the probe's values leave rows unexplained), the top
    ``max_categories`` by noisy count kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
