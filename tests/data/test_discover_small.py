@@ -125,3 +125,28 @@ def test_bounds_read_only_mechanism_outputs(monkeypatch, make, other):
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
     found2, _ = _discover(other(a), 3)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_a_signed_column_is_not_bounded_orders_of_magnitude_out():
+    """The profile's logarithmic buckets: a block of 64–128 buckets holding the positive side's rows passed its
+    cut and the bound moved to the block's far edge (10⁸–10⁹; the fine histogram then kept it: bounds ±10⁸ in 7
+    of 200 seeds, seeds 0, 23 and 44 among 0–44).  The bound now moves to where the block's data ends (halving,
+    noise.HALVE_SD): 0 of 200.  Over seeds 0–44 every bound is within ±1,000 (deterministic: fixed seeds)."""
+    table = _signed()
+    bounds = [_bounds(table, s) for s in range(45)]
+    assert all(-1000 <= lo and hi <= 1000 for lo, hi in bounds), [b for b in bounds if max(map(abs, b)) > 1000]
+
+
+def test_tight_support_stops_where_a_blocks_data_ends():
+    """Post-processing of a given histogram (no noise drawn): σ = 10 per cell, 500 rows in each of cells 10–12
+    (the core), 40 in each of cells 40–60 (none passes alone; rings of 16 and 32 cells outside the core do).  The
+    walk to a passing ring's far edge ends at cell 76; the tight walk halves the rings and stops at 60."""
+    from dpsynth.data.discover.noise import support
+    noisy = np.zeros(128)
+    noisy[10:13] = 500.0
+    noisy[40:61] = 40.0
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    budget = ColumnBudget(0.005, True, 1.0, ledger, np.random.default_rng(0), "x")
+    assert budget.sd == pytest.approx(10.0)
+    assert support(noisy, budget) == (10, 76)
+    assert support(noisy, budget, tight=True) == (10, 60)

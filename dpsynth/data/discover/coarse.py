@@ -47,7 +47,7 @@ def coarse_support(per_bucket: np.ndarray, ext: np.ndarray, budget: ColumnBudget
     windows of 1 to :data:`RUNS` adjacent decades (:func:`decades`) whose noisy sum passes the cut of a sum of that
     many noises (all windows together miss an empty one with probability at most BUCKET_MISS): of a window that
     passes, the decade with the largest noisy sum (the other may be empty).  None when neither finds anything."""
-    found = support(per_bucket, budget)
+    found = support(per_bucket, budget, tight=True)  # (buckets are logarithmic: no overshoot by a window)
     starts = decades(ext)
     ends = np.append(starts[1:], per_bucket.size)  # (exclusive)
     csum = np.concatenate([[0], np.cumsum(per_bucket)])

@@ -36,6 +36,13 @@ DEFAULT_RANGE = (-1e9, 1e9)
 BUCKET_MISS = 0.01
 """Probability that some empty cell of a histogram passes its cut (and widens the bounds)."""
 
+HALVE_SD = 3.0
+"""Inside a block whose sum passed its cut (the data's presence settled), :func:`support` (``tight``) finds where
+the data ends by halving; a half keeps the search when its noisy sum reaches this many standard deviations of its
+noise (a pure-noise half passes with probability 0.13 %).  On a two-sided column at a thin budget (200 seeds)
+2 left one bound beyond ±10⁶ and 2.5 none; 3 kept as many thin tails as the walk to the window's edge did (9 of
+20, randhie-like amounts)."""
+
 _MULTIPLIERS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
 _NICE = (1.0, 2.0, 2.5, 5.0)
 _E_SERIES: tuple[tuple[float, ...], ...] = (
@@ -117,7 +124,7 @@ class ColumnBudget:
         return float((self.scale * (log_m - w * np.log1p(-u * u)) / u).min())
 
 
-def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
+def support(noisy: np.ndarray, budget: ColumnBudget, *, tight: bool = False) -> tuple[int, int] | None:
     """First and last cell of the data's support read off a noisy histogram (post-processing).
 
     The core is the cells whose own noisy count passes :meth:`ColumnBudget.block_cut`; when none does (few rows
@@ -125,7 +132,13 @@ def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
     whose noisy sums pass the cut of a sum of that many noises, at the first width where any does.  Thin tails
     spread over many cells cannot pass cell by cell, so each side is then searched in rings of doubling width
     outside the core (widths 1, 1, 2, 4, … cells): the bound moves to the outer edge of the farthest ring whose
-    noisy sum passes its own cut, at most twice as far out as the tail's mass.  None when no block passes."""
+    noisy sum passes its own cut, at most twice as far out as the tail's mass.  None when no block passes.
+
+    ``tight``: a running sum that passes moves the bound only to the nearest cell at which the sum from the bound
+    reaches that window's cut, not to the window's far edge (the same event gates the move, so no more false
+    moves).  For logarithmic buckets, where twice as many buckets out is orders of magnitude: the profile's
+    signed columns at a thin budget walked from −3 to 10⁹ (7 of 200 seeds) on a window of 128 buckets whose
+    first half held the positive side's rows."""
     G = noisy.size
     core = np.flatnonzero(noisy >= budget.block_cut(1, G))
     w = 1
@@ -141,30 +154,55 @@ def support(noisy: np.ndarray, budget: ColumnBudget) -> tuple[int, int] | None:
     left, right = _rings(first), _rings(G - 1 - last)
     count = max(1, len(left) + len(right))
     new_first, new_last = first, last
+    def halve(w: int) -> float:  # a block inside one that passed: where its data ends (:func:`_reach`)
+        return HALVE_SD * budget.sd * math.sqrt(w)
+
     for a, b in left:  # cells [first − b, first − a)
         if csum[first - a] - csum[first - b] >= budget.block_cut(b - a, count):
-            new_first = first - b
+            new_first = first - a - _reach(csum[first - a] - csum[first - a - np.arange(1, b - a + 1)], halve, tight)
     for a, b in right:  # cells (last + a, last + b]
         if csum[last + 1 + b] - csum[last + 1 + a] >= budget.block_cut(b - a, count):
-            new_last = last + b
+            new_last = last + a + _reach(csum[last + 1 + a + np.arange(1, b - a + 1)] - csum[last + 1 + a], halve,
+                                         tight)
     # A long thin tail (a fifth of the rows over dozens of cells) may pass no ring of its own: the running sums
     # outward from each bound over 2, 4, 8, … cells are tested too; the bound moves to the edge of the narrowest
     # that passes, and the search starts again from there.
     widths = np.array([1 << k for k in range(1, max(2, G).bit_length() + 1)])
     cut = np.array([budget.block_cut(int(w), 2 * widths.size) for w in widths])
+
     while True:  # at most G/2 steps, each vectorised over the widths
         ws = widths[widths <= new_first]
         hit = np.flatnonzero(csum[new_first] - csum[new_first - ws] >= cut[: ws.size])
         if not hit.size:
             break
-        new_first -= int(ws[hit[0]])
+        new_first -= _reach(csum[new_first] - csum[new_first - np.arange(1, ws[hit[0]] + 1)], halve, tight)
     while True:
         ws = widths[new_last + 1 + widths <= G]
         hit = np.flatnonzero(csum[new_last + 1 + ws] - csum[new_last + 1] >= cut[: ws.size])
         if not hit.size:
             break
-        new_last += int(ws[hit[0]])
+        new_last += _reach(csum[new_last + 1 + np.arange(1, ws[hit[0]] + 1)] - csum[new_last + 1], halve, tight)
     return new_first, new_last
+
+
+def _reach(sums: np.ndarray, cut, tight: bool) -> int:
+    """Cells to move a bound by, given the running sums over 1 … w cells outward (``sums``, the last passing its
+    cut): w, or (``tight``) the far end of the data in it, found by halving: while the block is wider than one
+    cell, its far half keeps the search when its own noisy sum passes the cut of a sum of that many noises
+    (``cut(width)``), else the near half does.  Each test is one more block test at the walk's miss rate; a thin
+    tail cut off here is searched for again by the walk from the new bound."""
+    w = int(sums.size)
+    if not tight:
+        return w
+    total = np.concatenate([[0.0], sums])  # total[k]: the sum over the first k cells
+    near, far = 0, w
+    while far - near > 1:
+        mid = (near + far) // 2
+        if total[far] - total[mid] >= cut(far - mid):
+            near = mid
+        else:
+            far = mid
+    return far
 
 
 def window_sums(noisy: np.ndarray, w: int) -> np.ndarray:
