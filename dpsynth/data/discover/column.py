@@ -81,7 +81,9 @@ SKEW_RATIO, SKEW_NEGATIVE = 30.0, 0.1
 """A numeric column is skewed, and its fine cells are logarithmic (:func:`~dpsynth.data.discover.noise.log_cells`),
 when at most SKEW_NEGATIVE of its noisy numbers are negative and the logarithmic buckets of its positive numbers'
 noisy 10% and 90% quantiles are more than SKEW_RATIO apart (sampling weights, amounts, counts of many magnitudes;
-zeros, however many, have the cell below the logarithmic ones)."""
+zeros, however many, have the cell below the logarithmic ones).  With a zero spike the ratio is ZERO_SKEW_RATIO: the
+zeros take the first linear cell and the amounts beside them (credit's ``Assets``, 1,000 to 300,000) need log cells."""
+ZERO_SKEW_RATIO = 4.0
 
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
@@ -250,7 +252,7 @@ class ColumnDiscovery:
             return
         cdf = np.cumsum(positive) / total
         i01, i10, i90 = np.searchsorted(cdf, [0.01, 0.1, 0.9], side="left")
-        if ext[i90 + 1] < SKEW_RATIO * ext[i10]:
+        if ext[i90 + 1] < (ZERO_SKEW_RATIO if self.zero_spike else SKEW_RATIO) * ext[i10]:
             return
         start = max(lo, float(ext[i01]))
         if 0 < start < hi:
@@ -582,10 +584,11 @@ class ColumnDiscovery:
 
     def _integers(self, budget: ColumnBudget, delta: float):
         """Partition selection over the column's observed integers: (sorted kept values, their noisy counts), or
-        None when none passes."""
+        None when none passes or they hold under :data:`CONCENTRATED` of the noisy non-null rows (a spike at 0
+        and a few round amounts over a long tail, credit's ``Assets``: the first histogram's bounds stay)."""
         labels, counts = self.profile.integer_counts()
         idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
-        if idx.size == 0:
+        if idx.size == 0 or (self.non_null and np.clip(noisy, 0, None).sum() < CONCENTRATED * self.non_null):
             return None
         order = np.argsort(labels[idx])
         self.learned.append(f"{idx.size} integer values by partition selection (tied values in a narrow range)")
