@@ -126,6 +126,7 @@ class ColumnDiscovery:
         # values.seen_integers)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
+        self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
