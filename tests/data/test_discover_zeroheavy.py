@@ -13,14 +13,17 @@ the rows) falls under its cut (below 1e-6).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpsynth.data.discover import discover_schema, parse_discover
-from dpsynth.data.discover.lattice import LATTICE_SEEN, STEPS, step_of
+from dpsynth.data.discover.column import PROFILE_SHARE
+from dpsynth.data.discover.lattice import LATTICE_SEEN, STEPS, THREE_SHARE, step_of
 from dpsynth.data.discover.noise import ColumnBudget
-from dpsynth.data.discover.tail import DECADES
+from dpsynth.data.discover.tail import DECADES, TAIL_SHARE
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 
@@ -81,11 +84,12 @@ class _Replay:
 def test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only(monkeypatch):
     """Discovery on D, then on D' (no tail: debt all 0; terms 2 more, off the multiples of 3) with D's noisy
     outputs replayed: the same schema (tail bounds and step 6 included)."""
-    d = _table(5)[["debt", "term"]]
+    d = _table(5)
     replay = _Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, _ = _zcdp(d, seed=5)
     assert found.schema["columns"]["term"].get("step") == 6 and found.schema["columns"]["debt"]["edges"][-1] >= 5000
+    assert any("tail beside the zero spike" in x for x in found.columns["debt"]["learned"])
     replay.mode = "replay"
     other = d.assign(debt=0, term=d["term"] + 2)
     again, _ = _zcdp(other, seed=5)
@@ -102,3 +106,43 @@ def test_a_step_needs_its_cells_to_hold_half_the_nonzero_rows():
     assert step_of(noisy, budget)[0] == 2000
     assert step_of(noisy, budget, 2800.0)[0] is None
     assert step_of(noisy, budget, 900.0 / LATTICE_SEEN)[0] == 2000
+
+
+def test_the_decades_and_the_factor_three_are_charged_their_shares():
+    found, ledger = _zcdp(_table(1), seed=1)
+    debt = [c for c in ledger.charges if c.measured.startswith("debt:")]
+    rest = (1 - PROFILE_SHARE) * found.columns["debt"]["rho"]
+    decades = [c for c in debt if "public decade" in c.measured]
+    assert len(decades) == 1 and decades[0].rho == pytest.approx(TAIL_SHARE * rest, rel=1e-9)
+    threes = [c for c in ledger.charges if c.measured.startswith("term:") and "multiples of 3" in c.measured]
+    assert len(threes) == 1 and threes[0].rho == pytest.approx(THREE_SHARE * (1 - PROFILE_SHARE)
+                                                                * found.columns["term"]["rho"], rel=1e-9)
+    assert math.fsum(c.rho for c in debt) <= found.columns["debt"]["rho"] * (1 + 1e-9)
+
+
+def _assets(seed: int, n: int = 4000, spread: bool = True) -> pd.DataFrame:
+    """40% zeros; of the rest 35% at 4000, 6000 or 8000 (the cell of step 2000) and 65% amounts from 3000 to 7000
+    (the profile's buckets show them) spread evenly over the step cells of 1, 2, 5, …, 500 (v = c·m, m coprime to
+    10: the cell of c), each under the step histogram's cut of about 510 rows at σ ≈ 130."""
+    rng = np.random.default_rng(seed)
+    c = rng.choice(np.array([1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500]), size=n)
+    m = rng.integers(np.ceil(3000 / c), np.floor(6999 / c) - 2) | 1  # odd
+    m = np.where(m % 5 == 0, m + 2, m)  # and not a multiple of 5
+    x = np.where(rng.random(n) < 0.35, rng.choice([4000, 6000, 8000], size=n), c * m if spread else 0)
+    out = {"assets": np.where(rng.random(n) < 0.4, 0, x)}
+    out.update({f"f{j}": (rng.random(n) < 0.3).astype(int) for j in range(13)})
+    return pd.DataFrame(out)
+
+
+def test_the_rows_a_step_must_hold_are_the_profiles_noisy_count(monkeypatch):
+    """On D the cell of 2000 alone passes the cut but holds a third of the nonzero numbers: no step.  On D' (the
+    spread amounts replaced by zeros) with D's noisy outputs replayed: the same schema, no step 2000."""
+    d = _assets(0)
+    replay = _Replay()
+    monkeypatch.setattr(mechanisms, "recorder", replay)
+    found, _ = _zcdp(d, seed=0)
+    assert "step" not in found.schema["columns"]["assets"]
+    replay.mode = "replay"
+    again, _ = _zcdp(_assets(0, spread=False), seed=0)
+    assert replay.i == len(replay.calls)
+    assert again.schema == found.schema

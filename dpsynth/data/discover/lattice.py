@@ -82,8 +82,9 @@ def step_of(noisy: np.ndarray, budget: ColumnBudget, nonzero: float = 0.0,
             steps: np.ndarray = STEPS) -> tuple[float | None, float]:
     """(the largest candidate step s > 1 whose multiples' noisy cells hold :data:`LATTICE_MOST` of the total,
     or None; that share, or the share of the best s > 1).  The total is the cells past the cut, at least
-    :data:`LATTICE_SEEN` of ``nonzero`` (the profile's noisy count of nonzero numbers).  Post-processing of
-    the noisy histogram and the profile."""
+    :data:`LATTICE_SEEN` of ``nonzero`` (the profile's noisy count of nonzero numbers).  Post-processing of the
+    noisy histogram and the profile (a step histogram's noisy total, a sum of its noise over all its cells, was
+    tried as a lower bound too: it lost step 5 of tests/data/test_discover_lattice.py's wind)."""
     kept = np.where(noisy >= budget.block_cut(1, noisy.size), noisy, 0).astype(float)
     total = max(float(kept.sum()), LATTICE_SEEN * float(nonzero))
     if total <= 0:
