@@ -582,12 +582,6 @@ MUTANTS += [
          old="    mine, rest = budget.split(LATTICE_SHARE)\n",
          new="    mine, rest = budget, budget\n",
          tests=[f"{T_LAT}::test_the_step_histogram_is_charged_its_documented_share"]),
-    dict(id="discover-integers-true-held", file=DCOL,
-         why="issue 27 (zero-heavy): whether the kept integers of a narrow support explain its rows decided on their "
-             "true counts",
-         old="        if idx.size == 0 or (self.non_null and np.clip(noisy, 0, None).sum() < CONCENTRATED * self.non_null):\n",
-         new="        if idx.size == 0 or (self.non_null and counts.sum() < CONCENTRATED * self.non_null):\n",
-         tests=T_DISC + ["tests/data/test_discover_zeroheavy.py"]),
     dict(id="discover-tail-true-counts", file="dpsynth/data/discover/tail.py",
          why="issue 27 (zero-heavy): the tail beside a zero spike read off the true counts per decade",
          old="    found = support(np.asarray(noisy, dtype=float), mine)\n",

@@ -585,11 +585,10 @@ class ColumnDiscovery:
 
     def _integers(self, budget: ColumnBudget, delta: float):
         """Partition selection over the column's observed integers: (sorted kept values, their noisy counts), or
-        None when none passes or they hold under :data:`CONCENTRATED` of the noisy non-null rows (a spike at 0
-        and a few round amounts over a long tail, credit's ``Assets``: the first histogram's bounds stay)."""
+        None when none passes."""
         labels, counts = self.profile.integer_counts()
         idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
-        if idx.size == 0 or (self.non_null and np.clip(noisy, 0, None).sum() < CONCENTRATED * self.non_null):
+        if idx.size == 0:
             return None
         order = np.argsort(labels[idx])
         self.learned.append(f"{idx.size} integer values by partition selection (tied values in a narrow range)")
