@@ -72,7 +72,6 @@ def test_discover_with_hints_file_and_stdout(runner, tmp_path):
     report = json.loads(rep.read_text())
     assert [c["measured"] for c in report["ledger"]] == [
         "age: nonzero integers per largest public step dividing them (24 cells)",
-        "age: nonzero integers that are multiples of 3 or not (2 cells)",
         "age: rows per fine cell (74 public cells)", "age: rows per fine cell, again (74 public cells)"]
     assert res.stderr == ""
 

@@ -93,11 +93,10 @@ def test_budget_goes_only_to_columns_with_something_unknown():
              "age": {"type": "numeric", "lower": 0, "upper": 100, "integer": True, "missing": "error"}}
     found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
     measured = [c.measured for c in ledger.charges]
-    # 'colour' is complete (missing: category); age: its candidate steps and multiples of 3 (lattice.py), the
-    # fine histogram, then its second look (zoom or again)
+    # 'colour' is complete (missing: category); age: its candidate steps (lattice.py), the fine histogram, then
+    # its second look (zoom or again)
     assert measured[0] == "age: nonzero integers per largest public step dividing them (24 cells)"
-    assert measured[1] == "age: nonzero integers that are multiples of 3 or not (2 cells)"
-    assert measured[2] == "age: rows per fine cell (101 public cells)" and len(measured) == 4
+    assert measured[1] == "age: rows per fine cell (101 public cells)" and len(measured) == 3
     assert sum(c.epsilon for c in ledger.charges) == pytest.approx(1.0)
     assert found.schema["columns"]["age"]["edges"][0] == 0 and found.schema["columns"]["age"]["edges"][-1] == 100
     assert found.columns["colour"]["public"] == ["categories", "type"]

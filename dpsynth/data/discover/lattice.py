@@ -14,7 +14,8 @@ nonzero numbers, so cells that pass the cut but hold a minority of the rows (cre
 of 4000, 6000, 8000 past the cut, 3000, 3500, 5000, … each under it) do not make a lattice by themselves.
 
 Steps with a factor 3 (months in sixes or twelves, hours in 24s) are asked by a second histogram of two cells
-(:data:`THREE_SHARE`): the nonzero integers that are multiples of 3 and those that are not.  When multiples of 3
+(:data:`THREE_SHARE`, asked when a round step s > 1 was found): the nonzero integers that are multiples of 3 and
+those that are not.  When multiples of 3
 hold :data:`LATTICE_MOST` of its noisy total, the step is three times the round one (credit's ``Time``, loan terms
 of 6 to 72 months: round step 2, so 6).  A separate histogram rather than more candidates in the first: cells such
 as 15, 30, 60, 300 would split the round steps' rows into cells each under the cut.  A column whose profile shows fewer than :data:`LATTICE_ROWS` times the
@@ -115,10 +116,12 @@ def ask(col, budget: ColumnBudget, kind, integral) -> tuple[ColumnBudget, float 
                            f"them ({STEPS.size} cells)")
     nonzero = (col.non_null or 0.0) - (col.zeros[0] if col.zeros is not None else 0.0)  # profile outputs
     step, share = step_of(noisy, mine, nonzero)
-    threes, rest = rest.split(THREE_SHARE / (1.0 - LATTICE_SHARE))
-    by3 = threes.histogram(col.profile.step_counts(THREES), "nonzero integers that are multiples of 3 or not (2 cells)")
-    if step_of(by3, threes, nonzero, THREES)[0] is not None:  # the factor 3 (post-processing)
-        step, share = 3.0 * (step or 1.0), min(share or 1.0, 1.0)
+    if step is not None:  # a round step: is it times 3? (asked only then: post-processing decides)
+        threes, rest = rest.split(THREE_SHARE / (1.0 - LATTICE_SHARE))
+        by3 = threes.histogram(col.profile.step_counts(THREES), "nonzero integers that are multiples of 3 or not "
+                               "(2 cells)")
+        if step_of(by3, threes, nonzero, THREES)[0] is not None:  # the factor 3 (post-processing)
+            step = 3.0 * step
     if step is None:
         col.learned.append(f"no lattice: no step > 1 divides {LATTICE_MOST:.0%} of the nonzero integers "
                            f"(noisy counts; at most {share:.0%})")
