@@ -59,9 +59,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 
    **Values on a lattice** (:mod:`dpsynth.data.discover.lattice`): an integral column first spends 5% of its
    numeric budget on one noisy histogram over public candidate steps (1, 2, 5, 10, 20, 25, 50, …; each nonzero
-   integer in the cell of the largest dividing it) and 2% on multiples of 3 or not; when a step s > 1 divides 90%
-   of the noisy total (at least half the profile's nonzero numbers), the column gets ``step: s`` (3s when
-   multiples of 3 hold 90%) and edges halfway between multiples of s.
+   integer in the cell of the largest dividing it), then (a round step found) 2% on multiples of 3 or not;
+   when a step s > 1 divides 90% of the noisy total (at least half the profile's nonzero numbers), the column
+   gets ``step: s`` (3s when multiples of 3 hold 90%) and edges halfway between multiples of s.
 
    **A tail beside a zero spike** (:mod:`dpsynth.data.discover.tail`): a column whose profile shows only its
    zeros spends 30% of its stage on one histogram over public decades; the decades with data widen its bounds.
