@@ -59,8 +59,12 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 
    **Values on a lattice** (:mod:`dpsynth.data.discover.lattice`): an integral column first spends 5% of its
    numeric budget on one noisy histogram over public candidate steps (1, 2, 5, 10, 20, 25, 50, …; each nonzero
-   integer in the cell of the largest dividing it); when a step s > 1 divides 90% of the noisy total, the column
-   gets ``step: s`` and edges halfway between multiples of s.
+   integer in the cell of the largest dividing it), then (a round step found) 2% on multiples of 3 or not;
+   when a step s > 1 divides 90% of the noisy total (at least half the profile's nonzero numbers), the column
+   gets ``step: s`` (3s when multiples of 3 hold 90%) and edges halfway between multiples of s.
+
+   **A tail beside a zero spike** (:mod:`dpsynth.data.discover.tail`): a column whose profile shows only its
+   zeros spends 30% of its stage on one histogram over public decades; the decades with data widen its bounds.
 
 **Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram, the point
 masses' counts) are kept as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its

@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from dpsynth.data.discover.column import FEW_SHARE, ColumnDiscovery
 from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.tail import probe as tail_probe
 from dpsynth.data.discover.values import PROBE_SHARE
 from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
@@ -90,7 +91,7 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
     specs: dict[str, dict | None] = {}
     probes: dict[str, float] = {}
     for name, col in cols.items():  # phase 2: the stages
-        stage = rest[name]
+        stage = run(name, tail_probe, col, rest[name])  # a tail beside a zero spike (tail.py), when it may hide one
         if col.few:  # its bounds also keep the integers its profile showed (values.seen_integers)
             stage = stage.split(FEW_SHARE)[0]
             col.learned.append(f"few integers in the coarse range: {FEW_SHARE:.0%} of the rest spent")

@@ -81,7 +81,10 @@ SKEW_RATIO, SKEW_NEGATIVE = 30.0, 0.1
 """A numeric column is skewed, and its fine cells are logarithmic (:func:`~dpsynth.data.discover.noise.log_cells`),
 when at most SKEW_NEGATIVE of its noisy numbers are negative and the logarithmic buckets of its positive numbers'
 noisy 10% and 90% quantiles are more than SKEW_RATIO apart (sampling weights, amounts, counts of many magnitudes;
-zeros, however many, have the cell below the logarithmic ones)."""
+zeros, however many, have the cell below the logarithmic ones).  An integral column with a zero spike needs only
+ZERO_SKEW_RATIO: on linear cells its zeros and amounts share the first cells, which then look like tied integers
+(credit's ``Assets``, 0 and 1,000 to 300,000: partition selection kept 0, 3000, 4000, 5000 and cut the rest)."""
+ZERO_SKEW_RATIO = 4.0
 
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
@@ -124,6 +127,7 @@ class ColumnDiscovery:
         # values.seen_integers)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
+        self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
@@ -236,11 +240,11 @@ class ColumnDiscovery:
             self.learned.append(f"type categorical after all: noisy text holds {kept[1] / self.non_null:.0%} of the "
                                 f"non-null rows beside a few integers in [{lo:g}, {hi:g})")
             return "categorical", integral, None
-        self._skew(ext, ints + fracs, numbers, lo, hi)
+        self._skew(ext, ints + fracs, numbers, lo, hi, bool(integral))
         self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
         return kind, integral, (lo, hi)
 
-    def _skew(self, ext: np.ndarray, kept: np.ndarray, numbers: int, lo: float, hi: float) -> None:
+    def _skew(self, ext: np.ndarray, kept: np.ndarray, numbers: int, lo: float, hi: float, integral: bool = False) -> None:
         """Whether the profile's noisy positive numbers (cells past the cut, per logarithmic bucket) span many
         magnitudes (:data:`SKEW_RATIO`); if so, the fine cells are logarithmic from the bucket of their noisy 1%
         quantile (or the coarse lower bound) up."""
@@ -250,7 +254,7 @@ class ColumnDiscovery:
             return
         cdf = np.cumsum(positive) / total
         i01, i10, i90 = np.searchsorted(cdf, [0.01, 0.1, 0.9], side="left")
-        if ext[i90 + 1] < SKEW_RATIO * ext[i10]:
+        if ext[i90 + 1] < (ZERO_SKEW_RATIO if self.zero_spike and integral else SKEW_RATIO) * ext[i10]:
             return
         start = max(lo, float(ext[i01]))
         if 0 < start < hi:

@@ -9,7 +9,16 @@ that of any histogram).  Because the candidates are closed under least common mu
 a candidate s exactly when its cell's step is a multiple of s, so the share of rows on multiples of s is a sum
 of cells (post-processing).  Zeros lie on every lattice and are left out; cells under the cut all empty cells
 stay under with probability 99% count as 0.  The largest s > 1 whose cells hold :data:`LATTICE_MOST` of the
-noisy total is the column's ``step``.  A column whose profile shows fewer than :data:`LATTICE_ROWS` times the
+noisy total is the column's ``step``; the total is at least :data:`LATTICE_SEEN` of the profile's noisy count of
+nonzero numbers, so cells that pass the cut but hold a minority of the rows (credit's ``Assets``: the 2000-cell
+of 4000, 6000, 8000 past the cut, 3000, 3500, 5000, … each under it) do not make a lattice by themselves.
+
+Steps with a factor 3 (months in sixes or twelves, hours in 24s) are asked by a second histogram of two cells
+(:data:`THREE_SHARE`, asked when a round step s > 1 was found): the nonzero integers that are multiples of 3 and
+those that are not.  When multiples of 3
+hold :data:`LATTICE_MOST` of its noisy total, the step is three times the round one (credit's ``Time``, loan terms
+of 6 to 72 months: round step 2, so 6).  A separate histogram rather than more candidates in the first: cells such
+as 15, 30, 60, 300 would split the round steps' rows into cells each under the cut.  A column whose profile shows fewer than :data:`LATTICE_ROWS` times the
 histogram's cut in noisy rows is not asked (post-processing of the profile; nothing is spent).
 
 The discovered spec then puts its edges halfway between multiples of the step (:func:`on_lattice`), so every
@@ -27,7 +36,8 @@ import numpy as np
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.schema import point_values
 
-__all__ = ["LATTICE_MOST", "LATTICE_ROWS", "LATTICE_SHARE", "STEPS", "ask", "on_lattice", "step_of"]
+__all__ = ["LATTICE_MOST", "LATTICE_ROWS", "LATTICE_SEEN", "LATTICE_SHARE", "STEPS", "THREE_SHARE", "ask",
+           "on_lattice", "step_of"]
 
 LATTICE_SHARE = 0.05
 """Share of an integral numeric column's budget (after its profile) spent on the histogram of candidate steps."""
@@ -36,10 +46,22 @@ LATTICE_MOST = 0.9
 """A step is the column's when the noisy counts of its multiples hold at least this share of the nonzero
 integers' noisy total."""
 
+LATTICE_SEEN = 0.5
+"""The share's denominator is at least LATTICE_SEEN of the profile's noisy nonzero numbers (non-null less the exact
+zeros): when the cells past the cut hold fewer rows than that, the rows under the cut could lie anywhere.  Issue 27:
+credit's ``Assets`` (tens of steps each under the cut, one cell past it) got step 2000 from 30% of its rows."""
 
 LATTICE_ROWS = 4
 """The step histogram is asked only when the profile's noisy non-null count is at least LATTICE_ROWS times its
 cut (fewer rows could not show a lattice above the noise; the budget is left to the fine histograms)."""
+
+
+THREE_SHARE = 0.02
+"""Share of the column's numeric budget (after the step histogram's) spent on the two-cell histogram of multiples of
+3 among the nonzero integers (the factor 3 of a step)."""
+
+THREES = np.array([1.0, 3.0])
+"""The candidate steps of the second histogram: each nonzero integer in the cell of 3 when 3 divides it, else 1."""
 
 
 def _candidates(top: float = 1e6) -> np.ndarray:
@@ -57,19 +79,23 @@ STEPS = _candidates()
 """The public candidate steps (ascending, 1 first)."""
 
 
-def step_of(noisy: np.ndarray, budget: ColumnBudget) -> tuple[float | None, float]:
+def step_of(noisy: np.ndarray, budget: ColumnBudget, nonzero: float = 0.0,
+            steps: np.ndarray = STEPS) -> tuple[float | None, float]:
     """(the largest candidate step s > 1 whose multiples' noisy cells hold :data:`LATTICE_MOST` of the total,
-    or None; that share, or the share of the best s > 1).  Post-processing of the noisy histogram."""
+    or None; that share, or the share of the best s > 1).  The total is the cells past the cut, at least
+    :data:`LATTICE_SEEN` of ``nonzero`` (the profile's noisy count of nonzero numbers).  Post-processing of the
+    noisy histogram and the profile (a step histogram's noisy total, a sum of its noise over all its cells, was
+    tried as a lower bound too: it lost step 5 of tests/data/test_discover_lattice.py's wind)."""
     kept = np.where(noisy >= budget.block_cut(1, noisy.size), noisy, 0).astype(float)
-    total = float(kept.sum())
+    total = max(float(kept.sum()), LATTICE_SEEN * float(nonzero))
     if total <= 0:
         return None, 0.0
-    multiple = np.fmod(STEPS[None, :], STEPS[:, None]) == 0  # [s, c]: cell c's step is a multiple of s
+    multiple = np.fmod(steps[None, :], steps[:, None]) == 0  # [s, c]: cell c's step is a multiple of s
     share = (multiple * kept[None, :]).sum(axis=1) / total
-    on = np.flatnonzero((share >= LATTICE_MOST) & (STEPS > 1))
+    on = np.flatnonzero((share >= LATTICE_MOST) & (steps > 1))
     if on.size == 0:
         return None, float(share[1:].max(initial=0.0))
-    return float(STEPS[on[-1]]), float(share[on[-1]])
+    return float(steps[on[-1]]), float(share[on[-1]])
 
 
 def ask(col, budget: ColumnBudget, kind, integral) -> tuple[ColumnBudget, float | None]:
@@ -88,7 +114,14 @@ def ask(col, budget: ColumnBudget, kind, integral) -> tuple[ColumnBudget, float 
         return budget, None
     noisy = mine.histogram(col.profile.step_counts(STEPS), "nonzero integers per largest public step dividing "
                            f"them ({STEPS.size} cells)")
-    step, share = step_of(noisy, mine)
+    nonzero = (col.non_null or 0.0) - (col.zeros[0] if col.zeros is not None else 0.0)  # profile outputs
+    step, share = step_of(noisy, mine, nonzero)
+    if step is not None:  # a round step: is it times 3? (asked only then: post-processing decides)
+        threes, rest = rest.split(THREE_SHARE / (1.0 - LATTICE_SHARE))
+        by3 = threes.histogram(col.profile.step_counts(THREES), "nonzero integers that are multiples of 3 or not "
+                               "(2 cells)")
+        if step_of(by3, threes, nonzero, THREES)[0] is not None:  # the factor 3 (post-processing)
+            step = 3.0 * step
     if step is None:
         col.learned.append(f"no lattice: no step > 1 divides {LATTICE_MOST:.0%} of the nonzero integers "
                            f"(noisy counts; at most {share:.0%})")

@@ -125,8 +125,13 @@ def seen_integers(col, lo: float, hi: float) -> tuple[float, float]:
     to the first integer of the last one (mplsstops' precincts 1-5 got an empty 6 from the bucket [5, 7)).
     The profile's buckets below 10 are nearly one per integer (0, 1, 2, 3-4, 5-6, 7-9) and its cut is often
     lower than the fine histogram's (a few-integers stage spends little): hotels' ``children`` lost its 2 (3.5%
-    of the rows), shown by the profile, when the fine histogram alone gave the bounds."""
-    if not col.few or col.core is None or col.hint.lower is not None:
+    of the rows), shown by the profile, when the fine histogram alone gave the bounds.  Any column's bounds also
+    keep the decades its tail histogram showed beside a zero spike (``col.reach``, :mod:`~dpsynth.data.discover.tail`)."""
+    if col.hint.lower is not None:
+        return lo, hi
+    if col.reach is not None:  # the decades beside a zero spike showed a tail (tail.py): the bounds keep it
+        lo, hi = min(lo, col.reach[0]), max(hi, col.reach[1])
+    if not col.few or col.core is None:
         return lo, hi
     first, last = math.ceil(col.core[0][0]), math.ceil(col.core[1][1]) - 1  # the integers in [core_lo, core_hi)
     last = min(last, max(first, math.ceil(col.core[1][0])))  # up to the last bucket's first integer ([5, 7): 5)
