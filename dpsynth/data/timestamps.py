@@ -21,6 +21,8 @@ import pandas as pd
 from dpsynth.errors import ConfigError
 
 __all__ = [
+    "CLOCK_DAY",
+    "CLOCK_FORMATS",
     "COMMON_FORMATS",
     "DATE_FORMAT",
     "DAY",
@@ -58,8 +60,14 @@ that reads it): US month/day/year (as spreadsheets and many exports write them: 
 year/month/day, and day.month.year.  Day/month/year with slashes is ambiguous with the US order: give it as the
 column's ``format``."""
 
+CLOCK_FORMATS = ("%H:%M:%S", "%H:%M")
+"""Times of day without a date ('11:38:36', as order logs write them), read by :func:`instants` (without a
+``format``) on :data:`CLOCK_DAY`, the day strptime gives a time alone."""
+CLOCK_DAY = -2208988800.0
+"""1900-01-01T00:00:00Z: the day of every time of day read with :data:`CLOCK_FORMATS`."""
+
 SPELLINGS = ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M",
-             "%Y-%m-%dT%H:%M") + COMMON_FORMATS
+             "%Y-%m-%dT%H:%M") + COMMON_FORMATS + CLOCK_FORMATS
 """The public spellings a discovered datetime column may be written back in (ISO dates and timestamps, then
 :data:`COMMON_FORMATS`); :func:`spelling_cells` puts each cell in the first that reads it exactly, or in a last
 cell for other readable spellings (fractions of a second, offsets)."""
@@ -68,6 +76,7 @@ TIME_STATES = ("midnight", "hour", "finer")
 SPELLING_CELLS = (len(SPELLINGS) + 1) * 2 * len(TIME_STATES)
 """Cells of :func:`spelling_cells`: (spelling or other) × (zero-padded, not) × time state."""
 _NUMERIC_DATE = r"^\s*\d{1,4}[/.]\d{1,2}[/.]\d{1,4}(\s|$)"
+_CLOCK = r"^\s*\d{1,2}:\d{2}(:\d{2})?\s*$"
 
 _EPOCH = pd.Timestamp(0, tz="UTC")
 _SECOND = pd.Timedelta(seconds=1)
@@ -109,13 +118,14 @@ def instants(col: pd.Series, fmt: str | None = None) -> np.ndarray:
         out[todo] = _seconds(parsed)
         todo &= np.isnan(out)
     if fmt is None and todo.any():  # common non-ISO spellings, each cell read by itself in a fixed order
-        todo &= text.str.match(_NUMERIC_DATE).fillna(False).to_numpy(dtype=bool)
-        for form in COMMON_FORMATS:
-            if not todo.any():
-                break
-            parsed = pd.to_datetime(text[todo], errors="coerce", utc=True, format=form)
-            out[todo] = _seconds(parsed)
-            todo &= np.isnan(out)
+        for pattern, forms in ((_NUMERIC_DATE, COMMON_FORMATS), (_CLOCK, CLOCK_FORMATS)):
+            left = todo & text.str.match(pattern).fillna(False).to_numpy(dtype=bool)
+            for form in forms:
+                if not left.any():
+                    break
+                parsed = pd.to_datetime(text[left], errors="coerce", utc=True, format=form)
+                out[left] = _seconds(parsed)
+                left &= np.isnan(out)
     return out
 
 
@@ -156,6 +166,8 @@ def spelled_format(spelling: str, unpadded: bool, state: int) -> str:
     zero written as literal zeros ('%m/%d/%Y 0:00:00' for midnights), so that decoding draws whole days or hours
     (:func:`resolution`)."""
     fmt = spelling
+    if "%Y" not in spelling:  # a time of day (:data:`CLOCK_FORMATS`): its fields are all it writes
+        state = 2
     if unpadded:
         fmt = fmt.replace("%m", "%-m").replace("%d", "%-d").replace("%H", "%-H")
     if state <= 1:

@@ -394,14 +394,17 @@ class ColumnDiscovery:
         ask, budget = budget.split(SPELLING_SHARE)
         fmt, step = self._spelling(ask)
         self.profile = self.profile.as_instants()
-        first, rest = budget.split(FINE_SHARE)
-        years = calendar_edges(*DATETIME_RANGE, "year", "datetime")
-        noisy = first.histogram(self.profile.cell_counts(years), f"rows per calendar year ({years.size - 1} public "
-                                "cells)")
-        found = support(noisy, first)
-        if found is None:  # nothing stands out: the year with the largest noisy count
-            found = (int(np.argmax(noisy)),) * 2
-        lo, hi = float(years[found[0]]), float(years[found[1] + 1])
+        lo, rest = DATETIME_RANGE[0], budget  # a time of day (no date in its spelling) is read on that public day
+        hi = lo + DAY
+        if fmt is None or "%Y" in fmt:
+            first, rest = budget.split(FINE_SHARE)
+            years = calendar_edges(*DATETIME_RANGE, "year", "datetime")
+            noisy = first.histogram(self.profile.cell_counts(years), f"rows per calendar year ({years.size - 1} "
+                                    "public cells)")
+            found = support(noisy, first)
+            if found is None:  # nothing stands out: the year with the largest noisy count
+                found = (int(np.argmax(noisy)),) * 2
+            lo, hi = float(years[found[0]]), float(years[found[1] + 1])
         fill = self.non_null / (FILL * rest.block_cut(1, DATE_CELLS)) if self.non_null is not None else DATE_CELLS
         unit = "year"
         for cand in ("month", "day", "hour"):  # the finest calendar unit the span and the rows allow
