@@ -412,7 +412,7 @@ class ColumnDiscovery:
             if _UNIT_SECONDS[cand] < step or size > min(DATE_CELLS, max(fill, MIN_CELLS)):
                 break
             unit = cand
-        grid = years[found[0]:found[1] + 2] if unit == "year" else calendar_edges(lo, hi - 1.0, unit, "datetime")
+        grid = calendar_edges(lo, hi - 1.0, unit, "datetime")  # (whole years: the year histogram's cells)
         noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per calendar {unit} of the noisy span "
                                f"({grid.size - 1} public cells)")
         self._cells(grid, noisy, rest.sd)
