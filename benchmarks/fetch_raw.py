@@ -36,7 +36,8 @@ f09a373: see benchmarks/README.md; all seven were diagnosed afterwards.) Fresh h
 session: group ``held-out-7`` (``pizza_sales``, ``email``, ``innovation``, ``happiness``, ``anes_therms``,
 ``nlswork``, ``check_times``), exported with hand-written schemas only and RESERVED for the closing check of
 issue 27 after ``held-out-6``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on
-them, nor looks at how discovery treats them, nor tunes anything on them, before that check. Fresh held-out
+them, nor looks at how discovery treats them, nor tunes anything on them, before that check. (Run once at
+that check, main 51b5ac6: see benchmarks/README.md; ``pizza_sales`` was diagnosed afterwards.) Fresh held-out
 tables of the eighth session: group ``held-out-8`` (``resume``, ``ucla_courses``, ``gapminder``,
 ``dropout_wages``, ``exam``, ``abortion``, ``sp500``), exported with hand-written schemas only and RESERVED for
 the closing check of issue 27 after ``held-out-7``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
