@@ -81,6 +81,36 @@ class NoisyMarginal:
     noise: Literal["laplace", "gaussian"] = "laplace"
 
 
+@dataclass(frozen=True)
+class SelectionRound:
+    """One round of an adaptive selection, as the error bounds of unmeasured marginals need it (all public or
+    mechanism outputs; :mod:`dpsynth.algorithms.bounds`).
+
+    ``epsilon``, ``sensitivity``: of the exponential mechanism (weights exp(ε·u/(2Δ))); ``candidates``: how many
+    it chose from; ``residual``: ‖y − M_r(p̂)‖₁ of the chosen marginal r's noisy values y against the model it
+    was scored on (both as measured: binned when the measurement is); ``noise``, ``scale``, ``cells``: the
+    measurement's noise (as :class:`NoisyMarginal`) and cell count; ``deviation``: the round's noise standard
+    deviation σ, which every candidate's score was charged sqrt(2/π)·σ per cell."""
+
+    epsilon: float
+    sensitivity: float
+    candidates: int
+    residual: float
+    noise: Literal["laplace", "gaussian"]
+    scale: float
+    cells: int
+    deviation: float
+
+
+@dataclass
+class SelectionLog:
+    """The rounds of an adaptive selection and, per candidate marginal scored on its full (unbinned) cells, the
+    last round it was a candidate in and the model's marginal it was scored against then (counts)."""
+
+    rounds: list[SelectionRound] = field(default_factory=list)
+    last_scored: dict[tuple[int, ...], tuple[int, np.ndarray]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SynthesisParams:
     """How the marginal-releasing algorithms turn their noisy marginals into a model (post-processing).
@@ -133,7 +163,8 @@ class AlgorithmOutput:
     report (run times, for benchmarks); it is returned to library callers only.
     ``params``: the parameters the run used after its own resolution (MWEM's variant defaults and
     accounting, DualQuery's solved T, s and eta), recorded by the report and the model file; ``None``:
-    the parameters it was given.
+    the parameters it was given.  ``selection``: an adaptive algorithm's selection rounds, for the error
+    bounds of the marginals it did not measure (:class:`SelectionLog`; not in the report).
     """
 
     model: Model | None = None
@@ -143,6 +174,7 @@ class AlgorithmOutput:
     warnings: list[str] = field(default_factory=list)
     diagnostics: dict = field(default_factory=dict)
     params: Any = None
+    selection: SelectionLog | None = None
 
 
 def release_marginals(ctx, params, measure, *, rng: np.random.Generator):

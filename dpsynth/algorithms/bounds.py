@@ -28,8 +28,25 @@ reasons known before its noise is drawn, so charging it α_z/2^j (α_z = α − 
 these bounds fails with probability at most Σ_j α_z/2^j + α_n ≤ α: each bound holds with probability at
 least ``level`` on its own (the bounds of different marginals are not simultaneous).
 
-**No bound**: a workload marginal that no released marginal contains (AIM §5 bounds those through the
-selection scores; not done here), and every algorithm whose noise is not a per-marginal measurement of the
+**Unmeasured marginals** (AIM §5, "unsupported marginals"; :func:`selection_bound`): an adaptive selection
+(``mwem``'s rounds, :class:`~dpsynth.algorithms.base.SelectionLog`) scored every candidate r at round t by
+u_r = ‖M_r(D) − M_r(p̂_t)‖₁ − c_r, c_r = sqrt(2/π)·σ_t·cells(r), against the model p̂_t it had then, and the
+exponential mechanism (weights exp(ε_t·u/(2Δ)) over C_t candidates) chose r_t with, except with probability
+e^(−λ), u_{r_t} ≥ max_r u_r − (2Δ/ε_t)(ln C_t + λ) (each candidate scoring g below the maximum is drawn with
+probability at most e^(−ε_t·g/(2Δ)); add over the C_t candidates, McSherry & Talwar 2007).  The chosen marginal was
+measured, y = M_{r_t}(D) + z, so u_{r_t} ≤ ‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t} (q_z the noise's L1 quantile).
+Hence, for every candidate r of round t,
+
+    ‖M_r(D) − M_r(p̂_t)‖₁ ≤ c_r + ‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t} + (2Δ/ε_t)(ln C_t + λ),
+
+and the released model's error adds ‖M_r(p̂_t) − ñ·p̂_r‖₁ (triangle inequality); a workload marginal s ⊆ r
+inherits the bound (summing cells out never increases an L1 distance).  Each s uses the last round one of
+its supersets was scored (unbinned) in; since that round is picked after the fact, round t (1-based) is
+charged α_z·6/(π²t²) (Σ 6/(π²t²) = 1), half for the selection's λ and half for q_z.  These bounds are looser
+than a measured marginal's: the selection's slack (2Δ/ε_t)·ln C_t is large at a round's small ε_t.
+
+**No bound**: a workload marginal that no released marginal contains and no selection scored, and every
+algorithm whose noise is not a per-marginal measurement of the
 counts with a known distribution (``AlgorithmSpec.error_bounds`` false: DualQuery's sampled queries,
 the Fourier release's noisy coefficients, iReduct's noise-down chains, whose stopping depends on the noisy
 values) or whose model cannot be projected.  Only mechanism outputs (the released marginals, the noisy n),
@@ -38,16 +55,18 @@ the released model and public facts are read: no counts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
-from dpsynth.algorithms.base import NoisyMarginal
+from dpsynth.algorithms.base import NoisyMarginal, SelectionLog
 from dpsynth.privacy.tails import l1_quantile, laplace_count_quantile
 
-__all__ = ["LEVEL", "MAX_LISTED", "N_SHARE", "error_bounds", "marginal_bound", "no_bounds", "release_bounds"]
+__all__ = ["LEVEL", "MAX_LISTED", "N_SHARE", "error_bounds", "marginal_bound", "no_bounds", "release_bounds",
+           "selection_bound"]
 
 LEVEL = 0.95
 N_SHARE = 0.1
@@ -59,7 +78,8 @@ STATEMENT = (
     "each bound is an upper bound on the L1 distance between the true normalised marginal of the input and the "
     "released model's marginal (the distribution the synthetic rows are drawn from), holding with probability "
     "at least the level on its own (not simultaneously over marginals); it is computed from the released noisy "
-    "marginals, the noise scales, the model and {n} only (AIM, McKenna et al. 2022, sec. 5); the synthetic rows' "
+    "marginals, the noise scales, the model and {n} only, and for a marginal measured by none, from the adaptive "
+    "selection's rounds (AIM, McKenna et al. 2022, sec. 5); the synthetic rows' "
     "sampling error is not included"
 )
 
@@ -107,6 +127,31 @@ def marginal_bound(s: tuple[int, ...], measured: Sequence[NoisyMarginal], p_hat:
     return best
 
 
+def selection_bound(s: tuple[int, ...], log: SelectionLog, model, *, n: float, n_margin: float,
+                    alpha: float) -> tuple[float, tuple[int, ...]] | None:
+    """(bound, the scored candidate it came from) for workload marginal ``s`` from ``log`` (module docstring,
+    "Unmeasured marginals"), or None when no round scored a superset of ``s`` on its full cells."""
+    sups = [r for r in log.last_scored if set(s) <= set(r)]
+    if not sups:
+        return None
+    r = max(sups, key=lambda c: (log.last_scored[c][0], -log.last_scored[c][1].size, tuple(-a for a in c)))
+    t, scored = log.last_scored[r]
+    rd = log.rounds[t]
+    share = alpha * 6.0 / (math.pi**2 * (t + 1) ** 2) / 2.0  # half for the selection, half for the noise
+    charge = math.sqrt(2.0 / math.pi) * rd.deviation
+    q = l1_quantile(rd.noise, rd.scale, rd.cells, alpha=share)
+    slack = 2.0 * rd.sensitivity / rd.epsilon * (math.log(rd.candidates) + math.log(1.0 / share))
+    then = charge * scored.size + rd.residual + q - charge * rd.cells + slack
+    final = np.asarray(model.project(r), dtype=float)
+    total = final.sum()
+    if total <= 0:
+        return None
+    drift = float(np.abs(np.asarray(scored, dtype=float) - n * final / total).sum())
+    low = n - n_margin
+    bound = 2.0 if low <= 0 else min(2.0, (then + drift + n_margin) / low)
+    return bound, tuple(r)
+
+
 def _covered(workload, measured: Sequence[NoisyMarginal]) -> set[frozenset[int]]:
     """The attribute sets of the workload marginals that some released marginal contains: only these can get a
     bound, so only these are projected from the model (a wide table's thousands of 3-way workload marginals
@@ -127,11 +172,12 @@ def no_bounds(reason: str, level: float = LEVEL) -> dict:
 
 
 def error_bounds(workload, names, sizes, measured: Sequence[NoisyMarginal], model, *, n: float,
-                 n_epsilon: float | None, level: float = LEVEL) -> dict:
+                 n_epsilon: float | None, level: float = LEVEL, selection: SelectionLog | None = None) -> dict:
     """The report's ``error_bounds`` section (module docstring): per class (marginal order) and, for at most
     :data:`MAX_LISTED` workload marginals, per marginal.
 
-    ``n_epsilon``: None when n is public, else the ε of the noisy row count (sensitivity 1)."""
+    ``n_epsilon``: None when n is public, else the ε of the noisy row count (sensitivity 1); ``selection``: an
+    adaptive algorithm's rounds, which bound the marginals no released marginal contains."""
     alpha = 1.0 - level
     if n_epsilon is None:
         n_margin, alpha_z, n_text = 0.0, alpha, "the public n"
@@ -143,18 +189,24 @@ def error_bounds(workload, names, sizes, measured: Sequence[NoisyMarginal], mode
     rows: list[dict[str, Any]] = []
     found_bounds: list[float | None] = []
     covered = _covered(workload, measured)
+    scored = _covered(workload, [NoisyMarginal(r, np.zeros(0), 1.0) for r in selection.last_scored]) \
+        if selection is not None and hasattr(model, "project") else set()
     for s in workload:  # loop over workload marginals
         s = tuple(int(a) for a in s)
-        found = None
+        found, how = None, "no"
         if frozenset(s) in covered:  # the model is projected only where some released marginal contains s
             p_hat = _model_marginal(model, s)
             found = None if p_hat is None else marginal_bound(s, measured, p_hat, sizes, n=n, n_margin=n_margin,
                                                               alpha=alpha_z)
+            how = "no" if found is None else ("yes" if set(found[1]) == set(s) else "superset")
+        if found is None and frozenset(s) in scored and selection is not None:
+            found = selection_bound(s, selection, model, n=n, n_margin=n_margin, alpha=alpha_z)
+            how = "no" if found is None else "selection"
         found_bounds.append(None if found is None else round(found[0], 6))
         rows.append({
             "marginal": [names[a] for a in s],
             "bound": found_bounds[-1],
-            "measured": "no" if found is None else ("yes" if set(found[1]) == set(s) else "superset"),
+            "measured": how,
             "from": None if found is None else [names[a] for a in found[1]],
         })
     classes = []
@@ -169,8 +221,9 @@ def error_bounds(workload, names, sizes, measured: Sequence[NoisyMarginal], mode
         out["marginals"] = rows
     unbounded = found_bounds.count(None)
     if unbounded:
-        out["reason_unbounded"] = (f"{unbounded} workload marginal(s) are contained in no released marginal: no bound "
-                                   "is given for them (the model's answer there is an extrapolation)")
+        out["reason_unbounded"] = (f"{unbounded} workload marginal(s) are contained in no released marginal and in "
+                                   "no marginal the selection scored on its full cells: no bound is given for them "
+                                   "(the model's answer there is an extrapolation)")
     return out
 
 
@@ -195,4 +248,4 @@ def release_bounds(algorithm: str, out, workload, domain, *, n: float, n_epsilon
     if reason is not None:
         return no_bounds(f"{name}: {reason}", level)
     return error_bounds(workload, domain.names, domain.sizes, out.marginals, out.model, n=n, n_epsilon=n_epsilon,
-                        level=level)
+                        level=level, selection=getattr(out, "selection", None))

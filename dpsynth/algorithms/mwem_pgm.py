@@ -48,7 +48,7 @@ import math
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal
+from dpsynth.algorithms.base import AlgorithmContext, NoisyMarginal, SelectionLog, SelectionRound
 from dpsynth.algorithms.compression import absent_values, bins_from_noisy
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.models.base import ZeroProbability
@@ -265,7 +265,7 @@ _MAX_ROUNDS = 10
 
 
 def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, rng: np.random.Generator):
-    """The rounds; returns (model, released marginals, details, warnings)."""
+    """The rounds; returns (model, released marginals, details, warnings, selection log)."""
     sizes = tuple(ctx.domain.sizes)
     nb = ctx.neighbouring
     cands = candidates(ctx.workload)
@@ -296,6 +296,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         return table if bins is None else bins.apply(table, c)
     selected, removed_by_size, grown, binned = [], 0, 0, 0
     bounds: dict = {}
+    log = SelectionLog()
     for t in range(_MAX_ROUNDS * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
         sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
@@ -306,12 +307,15 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
             break
         est = [fold(e, c) for e, c in zip(projections(model, allowed), allowed)]
         scores = np.array([np.abs(true[c] - e).sum() - _SQRT_2_PI * sd * cells[c] for c, e in zip(allowed, est)])
-        pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=budget.select_epsilon(sel_part),
+        select_eps = budget.select_epsilon(sel_part)
+        pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=select_eps,
                                      ledger=ctx.ledger, rng=rng, stage="mwem-select",
                                      measured=f"round {t + 1}: one of {scores.size} candidate marginals")
         attrs = allowed[pick]
         values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
                                      stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
+        _log_round(log, allowed, est, bins, select_eps, nb.histogram_l1, float(np.abs(values - est[pick]).sum()),
+                   values.size, noise, sd if zcdp else sd / math.sqrt(2.0), sd)
         query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
         if query is None:
             released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
@@ -355,4 +359,16 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         "synthesis": {**final.details, "sampling": params.sampling,
                       "model_cliques": [[ctx.domain.names[a] for a in c] for c in model.cliques if len(c) > 1]},
     }
-    return model, released, details, []
+    return model, released, details, [], log
+
+
+def _log_round(log: SelectionLog, allowed, est, bins, epsilon, sensitivity, residual, cells, noise, scale,
+               sd) -> None:
+    """Record round len(log.rounds) for the bounds of unmeasured marginals (post-processing: the model's marginals
+    the scores were computed against, and the chosen measurement's residual against its noisy values)."""
+    t = len(log.rounds)
+    for c, e in zip(allowed, est):  # loop over candidates (references to arrays already computed)
+        if bins is None or not bins.binned(c):
+            log.last_scored[c] = (t, e)
+    log.rounds.append(SelectionRound(float(epsilon), float(sensitivity), len(allowed), float(residual), noise,
+                                     float(scale), int(cells), float(sd)))

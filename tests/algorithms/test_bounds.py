@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import dpsynth
-from dpsynth.algorithms.base import NoisyMarginal
-from dpsynth.algorithms.bounds import error_bounds, marginal_bound
+from dpsynth.algorithms.base import NoisyMarginal, SelectionLog, SelectionRound
+from dpsynth.algorithms.bounds import error_bounds, marginal_bound, selection_bound
 from dpsynth.config import parse_config
 from dpsynth.privacy.tails import l1_quantile, laplace_count_quantile
 from dpsynth.report import validate_report
@@ -145,3 +145,28 @@ def test_a_dualquery_release_reports_no_bound(tiny_table):
         "available": False, "level": 0.95,
         "reason": "dualquery: its release is a set of rows chosen by sampled best responses: no noisy per-marginal "
                   "measurement, so no error bound follows from its outputs"}
+
+
+def test_selection_bound_formula_and_its_row():
+    """A workload marginal no measurement contains, scored in round 2 (1-based) of a selection: the bound is
+    c_r + residual + q − c_chosen + (2Δ/ε)(ln C + ln(1/α₂)) plus the model's drift since that round, over n,
+    with α₂ = α·6/(π²·2²)/2 for the selection and the same for the noise quantile q."""
+    joint = np.array([[[60.0, 40.0], [100.0, 50.0]], [[200.0, 50.0], [300.0, 200.0]]])  # n = 1,000, sizes (2, 2, 2)
+    then = np.full((2, 2), 250.0)  # the model's (0, 2) marginal when round 2 scored it
+    log = SelectionLog(rounds=[SelectionRound(0.3, 1.0, 4, 55.0, "gaussian", 9.0, 4, 9.0),
+                               SelectionRound(0.5, 1.0, 3, 40.0, "gaussian", 8.0, 8, 8.0)],
+                       last_scored={(0, 2): (1, then), (1, 2): (0, np.full((2, 2), 250.0))})
+    bound, source = selection_bound((0, 2), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
+    share = 0.05 * 6 / (math.pi**2 * 4) / 2
+    charge = math.sqrt(2 / math.pi) * 8.0
+    q = l1_quantile("gaussian", 8.0, 8, alpha=share)
+    drift = np.abs(then - joint.sum(axis=1)).sum()
+    expected = charge * 4 + 40.0 + q - charge * 8 + 2.0 / 0.5 * (math.log(3) + math.log(1 / share)) + drift
+    assert source == (0, 2)
+    assert bound == pytest.approx(expected / 1000.0, rel=1e-12)
+    out = error_bounds([(0, 2), (0, 1)], ["a", "b", "c"], (2, 2, 2), [], Fixed(joint), n=1000.0, n_epsilon=None,
+                       selection=log)
+    assert out["marginals"][0] == {"marginal": ["a", "c"], "bound": round(bound, 6), "measured": "selection",
+                                   "from": ["a", "c"]}
+    assert out["marginals"][1]["bound"] is None  # nothing scored holds (a, b)
+    assert selection_bound((0, 1), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05) is None

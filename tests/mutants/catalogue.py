@@ -838,3 +838,14 @@ MUTANTS += [
          new="config.marginals, config.domain, n=float(counts.n),\n",
          tests=T_BOUNDS),
 ]
+
+SELECTION_AT = "dpsynth/algorithms/mwem_pgm.py"
+T_SELECTION = ["tests/privacy/test_replay.py::test_selection_bounds_replay_on_another_table"]
+MUTANTS += [
+    dict(id="selection-bound-true-residual", file=SELECTION_AT,
+         why="the selection's log (the error bounds of unmeasured marginals) records the chosen marginal's true "
+             "counts against the model instead of its noisy measurement",
+         old="float(np.abs(values - est[pick]).sum()),",
+         new="float(np.abs(true[attrs] - est[pick]).sum()),",
+         tests=T_SELECTION),
+]

@@ -142,9 +142,10 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         if _has_queries(ctx.queries):
             raise ConfigError(_PGM_MARGINALS_ONLY)
         zcdp = params.accounting == "zcdp"
-        model, released, details, warnings = fit_pgm(ctx, params, zcdp=zcdp, total_budget=_available(ctx, zcdp),
-                                                     rng=rng)
-        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings, params=params)
+        model, released, details, warnings, log = fit_pgm(ctx, params, zcdp=zcdp,
+                                                          total_budget=_available(ctx, zcdp), rng=rng)
+        return AlgorithmOutput(model=model, marginals=released, details=details, warnings=warnings, params=params,
+                               selection=log)
     result = fit(ctx, params, rng=rng)
     return AlgorithmOutput(model=result.output, marginals=result.released, details=result.details,
                            warnings=result.warnings, params=params)
