@@ -47,9 +47,9 @@ from typing import Literal, cast
 
 import numpy as np
 
-from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal
+from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput, NoisyMarginal, SelectionLog
 from dpsynth.algorithms.compression import bins_from_noisy
-from dpsynth.algorithms.mwem_pgm import _label, _measure, model_bounds, projections
+from dpsynth.algorithms.mwem_pgm import _label, _log_round, _measure, model_bounds, projections
 from dpsynth.algorithms.spec import AlgorithmSpec, PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.models.base import Model
@@ -253,6 +253,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     grown = t = binned = 0
     limits: list[int] = []
     bounds: dict = {}
+    log = SelectionLog()
     while cands:  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
         sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
@@ -264,12 +265,16 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         w = weight[allowed]
         errors = np.array([np.abs(true[cands[i]] - e).sum() for i, e in zip(allowed, est)])
         scores = w * (errors - _SQRT_2_PI * sd * cells[allowed])
+        select_eps = budget.select_epsilon(sel_part)
         pick = exponential_mechanism(scores, sensitivity=float(w.max()) * nb.histogram_l1,
-                                     epsilon=budget.select_epsilon(sel_part), ledger=ctx.ledger, rng=rng,
+                                     epsilon=select_eps, ledger=ctx.ledger, rng=rng,
                                      stage="aim-select", measured=f"round {t + 1}: one of {scores.size} marginals")
         attrs = cands[allowed[pick]]
         values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
                                      stage="aim-measure", measured=_label(ctx, attrs)), dtype=float)
+        _log_round(log, [cands[i] for i in allowed], est, bins, select_eps, float(w.max()) * nb.histogram_l1,
+                   float(np.abs(values - est[pick]).sum()), values.size, noise, sd if zcdp else sd / math.sqrt(2.0),
+                   sd, weights=w, chosen_weight=float(w[pick]))
         query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
         if query is None:  # a binned measurement is in the ledger and the model, not a per-value marginal
             released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
@@ -306,7 +311,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
     }
     resolved = params if params.accounting != "auto" else dataclasses.replace(
         params, accounting="zcdp" if zcdp else "pure")
-    return AlgorithmOutput(model=cast(Model, final.model), marginals=released, details=details, params=resolved)
+    return AlgorithmOutput(model=cast(Model, final.model), marginals=released, details=details, params=resolved,
+                           selection=log)
 
 
 def attrs_cells(sizes, attrs) -> int:

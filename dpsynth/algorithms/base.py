@@ -87,7 +87,8 @@ class SelectionRound:
     mechanism outputs; :mod:`dpsynth.algorithms.bounds`).
 
     ``epsilon``, ``sensitivity``: of the exponential mechanism (weights exp(ε·u/(2Δ))); ``candidates``: how many
-    it chose from; ``residual``: ‖y − M_r(p̂)‖₁ of the chosen marginal r's noisy values y against the model it
+    it chose from; ``weight``: the chosen candidate's workload weight w (a score is w·(error − charge); 1 when
+    the scores are unweighted); ``residual``: ‖y − M_r(p̂)‖₁ of the chosen marginal r's noisy values y against the model it
     was scored on (both as measured: binned when the measurement is); ``noise``, ``scale``, ``cells``: the
     measurement's noise (as :class:`NoisyMarginal`) and cell count; ``deviation``: the round's noise standard
     deviation σ, which every candidate's score was charged sqrt(2/π)·σ per cell."""
@@ -100,15 +101,16 @@ class SelectionRound:
     scale: float
     cells: int
     deviation: float
+    weight: float = 1.0
 
 
 @dataclass
 class SelectionLog:
     """The rounds of an adaptive selection and, per candidate marginal scored on its full (unbinned) cells, the
-    last round it was a candidate in and the model's marginal it was scored against then (counts)."""
+    last round it was a candidate in, the model's marginal it was scored against then (counts) and its weight."""
 
     rounds: list[SelectionRound] = field(default_factory=list)
-    last_scored: dict[tuple[int, ...], tuple[int, np.ndarray]] = field(default_factory=dict)
+    last_scored: dict[tuple[int, ...], tuple[int, np.ndarray, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

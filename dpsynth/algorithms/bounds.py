@@ -30,14 +30,15 @@ least ``level`` on its own (the bounds of different marginals are not simultaneo
 
 **Unmeasured marginals** (AIM §5, "unsupported marginals"; :func:`selection_bound`): an adaptive selection
 (``mwem``'s rounds, :class:`~dpsynth.algorithms.base.SelectionLog`) scored every candidate r at round t by
-u_r = ‖M_r(D) − M_r(p̂_t)‖₁ − c_r, c_r = sqrt(2/π)·σ_t·cells(r), against the model p̂_t it had then, and the
+u_r = w_r·(‖M_r(D) − M_r(p̂_t)‖₁ − c_r), c_r = sqrt(2/π)·σ_t·cells(r), against the model p̂_t it had then
+(``aim`` weighs a candidate by its workload weight w_r, ``mwem`` by w_r = 1), and the
 exponential mechanism (weights exp(ε_t·u/(2Δ)) over C_t candidates) chose r_t with, except with probability
 e^(−λ), u_{r_t} ≥ max_r u_r − (2Δ/ε_t)(ln C_t + λ) (each candidate scoring g below the maximum is drawn with
 probability at most e^(−ε_t·g/(2Δ)); add over the C_t candidates, McSherry & Talwar 2007).  The chosen marginal was
-measured, y = M_{r_t}(D) + z, so u_{r_t} ≤ ‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t} (q_z the noise's L1 quantile).
-Hence, for every candidate r of round t,
+measured, y = M_{r_t}(D) + z, so u_{r_t} ≤ w_{r_t}·(‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t}) (q_z the noise's L1
+quantile).  Hence, for every candidate r of round t,
 
-    ‖M_r(D) − M_r(p̂_t)‖₁ ≤ c_r + ‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t} + (2Δ/ε_t)(ln C_t + λ),
+    ‖M_r(D) − M_r(p̂_t)‖₁ ≤ c_r + (w_{r_t}·(‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t}) + (2Δ/ε_t)(ln C_t + λ)) / w_r,
 
 and the released model's error adds ‖M_r(p̂_t) − ñ·p̂_r‖₁ (triangle inequality); a workload marginal s ⊆ r
 inherits the bound (summing cells out never increases an L1 distance).  Each s uses the last round one of
@@ -135,13 +136,13 @@ def selection_bound(s: tuple[int, ...], log: SelectionLog, model, *, n: float, n
     if not sups:
         return None
     r = max(sups, key=lambda c: (log.last_scored[c][0], -log.last_scored[c][1].size, tuple(-a for a in c)))
-    t, scored = log.last_scored[r]
+    t, scored, weight = log.last_scored[r]
     rd = log.rounds[t]
     share = alpha * 6.0 / (math.pi**2 * (t + 1) ** 2) / 2.0  # half for the selection, half for the noise
     charge = math.sqrt(2.0 / math.pi) * rd.deviation
     q = l1_quantile(rd.noise, rd.scale, rd.cells, alpha=share)
     slack = 2.0 * rd.sensitivity / rd.epsilon * (math.log(rd.candidates) + math.log(1.0 / share))
-    then = charge * scored.size + rd.residual + q - charge * rd.cells + slack
+    then = charge * scored.size + (rd.weight * (rd.residual + q - charge * rd.cells) + slack) / weight
     final = np.asarray(model.project(r), dtype=float)
     total = final.sum()
     if total <= 0:

@@ -363,12 +363,13 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
 
 
 def _log_round(log: SelectionLog, allowed, est, bins, epsilon, sensitivity, residual, cells, noise, scale,
-               sd) -> None:
+               sd, weights=None, chosen_weight: float = 1.0) -> None:
     """Record round len(log.rounds) for the bounds of unmeasured marginals (post-processing: the model's marginals
-    the scores were computed against, and the chosen measurement's residual against its noisy values)."""
+    the scores were computed against, and the chosen measurement's residual against its noisy values).
+    ``weights``: the candidates' workload weights (``aim``; None: unweighted scores)."""
     t = len(log.rounds)
-    for c, e in zip(allowed, est):  # loop over candidates (references to arrays already computed)
+    for i, (c, e) in enumerate(zip(allowed, est)):  # loop over candidates (references to arrays already computed)
         if bins is None or not bins.binned(c):
-            log.last_scored[c] = (t, e)
+            log.last_scored[c] = (t, e, 1.0 if weights is None else float(weights[i]))
     log.rounds.append(SelectionRound(float(epsilon), float(sensitivity), len(allowed), float(residual), noise,
-                                     float(scale), int(cells), float(sd)))
+                                     float(scale), int(cells), float(sd), float(chosen_weight)))

@@ -155,7 +155,7 @@ def test_selection_bound_formula_and_its_row():
     then = np.full((2, 2), 250.0)  # the model's (0, 2) marginal when round 2 scored it
     log = SelectionLog(rounds=[SelectionRound(0.3, 1.0, 4, 55.0, "gaussian", 9.0, 4, 9.0),
                                SelectionRound(0.5, 1.0, 3, 40.0, "gaussian", 8.0, 8, 8.0)],
-                       last_scored={(0, 2): (1, then), (1, 2): (0, np.full((2, 2), 250.0))})
+                       last_scored={(0, 2): (1, then, 1.0), (1, 2): (0, np.full((2, 2), 250.0), 1.0)})
     bound, source = selection_bound((0, 2), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
     share = 0.05 * 6 / (math.pi**2 * 4) / 2
     charge = math.sqrt(2 / math.pi) * 8.0
@@ -170,3 +170,18 @@ def test_selection_bound_formula_and_its_row():
                                    "from": ["a", "c"]}
     assert out["marginals"][1]["bound"] is None  # nothing scored holds (a, b)
     assert selection_bound((0, 1), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05) is None
+
+
+def test_a_weighted_selection_divides_by_the_candidates_weight():
+    """aim's scores are w·(error − charge) at sensitivity max w·Δ: the chosen one's part is scaled by its weight
+    and the sum divided by the bounded candidate's."""
+    joint = np.full((2, 2, 2), 125.0)
+    then = joint.sum(axis=1)
+    log = SelectionLog(rounds=[SelectionRound(0.5, 3.0, 3, 40.0, "laplace", 6.0, 8, 6.0 * math.sqrt(2), 3.0)],
+                       last_scored={(0, 2): (0, then, 2.0)})
+    bound, _ = selection_bound((0,), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
+    share = 0.05 * 6 / math.pi**2 / 2
+    charge = math.sqrt(2 / math.pi) * 6.0 * math.sqrt(2)
+    q = l1_quantile("laplace", 6.0, 8, alpha=share)
+    slack = 2 * 3.0 / 0.5 * (math.log(3) + math.log(1 / share))
+    assert bound == pytest.approx((charge * 4 + (3.0 * (40.0 + q - charge * 8) + slack) / 2.0) / 1000.0, rel=1e-12)

@@ -848,4 +848,10 @@ MUTANTS += [
          old="float(np.abs(values - est[pick]).sum()),",
          new="float(np.abs(true[attrs] - est[pick]).sum()),",
          tests=T_SELECTION),
+    dict(id="selection-bound-aim-true-residual", file="dpsynth/algorithms/aim.py",
+         why="aim's selection log records the chosen marginal's true counts against the model instead of its noisy "
+             "measurement",
+         old="float(np.abs(values - est[pick]).sum()), values.size,",
+         new="float(np.abs(true[attrs] - est[pick]).sum()), values.size,",
+         tests=T_SELECTION),
 ]

@@ -367,7 +367,8 @@ def test_coupled_replay_error_bounds(algorithm, monkeypatch):
     assert all(m["bound"] is not None and m["bound"] < 0.5 for m in first["marginals"]), first
 
 
-def test_selection_bounds_replay_on_another_table(monkeypatch):
+@pytest.mark.parametrize("algorithm", ["auto", "aim"])
+def test_selection_bounds_replay_on_another_table(algorithm, monkeypatch):
     """Issue 28 §3, marginals no measurement contains (bounds.selection_bound): their bounds come from the
     selection's rounds (the model's marginals the scores used, the chosen measurement's noisy values).  A second
     table of the same n with other counts, fed the first run's mechanism outputs, must give the same section:
@@ -375,7 +376,7 @@ def test_selection_bounds_replay_on_another_table(monkeypatch):
     rng = np.random.default_rng(5)
     cols = {c: {"type": "categorical", "categories": ["x", "y", "z"]} for c in "abcde"}
     raw = {"schema": {"columns": cols}, "privacy": {"epsilon": 1.0, "delta": 1e-6, "n": "public"},
-           "algorithm": {"name": "auto"}, "workload": {"marginals": {"k": 2}}, "decode": {"fine": "off"}}
+           "algorithm": {"name": algorithm}, "workload": {"marginals": {"k": 2}}, "decode": {"fine": "off"}}
     cfg = parse_config(raw)
     first = pd.DataFrame({c: rng.choice(["x", "y", "z"], size=3000, p=[0.6, 0.3, 0.1]) for c in "abcde"})
     first["b"] = np.where(rng.random(3000) < 0.7, first["a"], first["b"])  # a dependence for the selection to find
