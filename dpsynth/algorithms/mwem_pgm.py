@@ -31,6 +31,11 @@ suggested by later work on MWEM-style selection (McKenna et al. 2022, "AIM",
   Gaussian measurements of ρ each and the exponential mechanism as bounded range
   (ρ = ε²/8), composed in zCDP (Bun & Steinke 2016) and converted to (ε, δ).
 
+* **batches** (``batch``): a round draws ``batch`` marginals without replacement (one exponential mechanism
+  per draw, each paid 1/``batch`` of the round's selection part, over the candidates not yet drawn), measures
+  each with 1/``batch`` of the round's measurement part and refits once: more marginals for the same budget
+  and fewer refits; the budget grows when the model moved less than the noise explains summed over the picks.
+
 * **absent values** (``absent``): after the final fit, a value that all per-value measurements together
   count at zero or below (:func:`~dpsynth.algorithms.compression.absent_values`) gets no mass (the model is
   conditioned on the other values; post-processing).
@@ -38,7 +43,7 @@ suggested by later work on MWEM-style selection (McKenna et al. 2022, "AIM",
 Every choice of the loop (candidates allowed, budget of the next round) is a
 function of public information and of mechanism outputs (the model is fitted
 to noisy measurements only), so the ledger holds exactly the charges of the
-mechanisms: per round one exponential mechanism and one noisy marginal.
+mechanisms: per round ``batch`` (default 1) exponential mechanisms and as many noisy marginals.
 """
 
 from __future__ import annotations
@@ -246,7 +251,7 @@ def budget_plan_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: 
     select_total, measure_total = budget.left * params.select_fraction, budget.left * (1 - params.select_fraction)
     if zcdp:  # sum of sqrt(8 rho_i) over at most N rounds <= sqrt(8 * rho * N); rho + 2 sqrt(rho L) likewise
         most = min(_MAX_ROUNDS * params.iterations, params.iterations + 1)
-        select_eps = math.sqrt(8.0 * select_total * most)
+        select_eps = math.sqrt(8.0 * select_total * most * batch_size(params))  # batch draws per round
         measure_eps = measure_total + 2.0 * math.sqrt(measure_total * most * math.log(1.0 / delta))
     else:
         select_eps, measure_eps = select_total, measure_total
@@ -262,6 +267,33 @@ def budget_plan_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: 
 
 _MAX_ROUNDS = 10
 """:func:`fit_pgm` stops after this many times ``iterations`` rounds whatever is left."""
+
+
+def batch_size(params) -> int:
+    """Marginals selected and measured per round (``batch``; 1 when the parameters have none)."""
+    return int(getattr(params, "batch", 1))
+
+
+def _select_batch(ctx: AlgorithmContext, allowed, est, true, cells, current: int, k: int, *, sd: float,
+                  cap: int, epsilon: float, rng, label: str) -> list:
+    """Up to ``k`` (candidate drawn, candidates offered) pairs, drawn without replacement, each by an exponential
+    mechanism paid ``epsilon`` on the scores of the candidates not yet drawn (the current model's L1 error minus
+    the expected noise of a measurement at ``sd``); a later draw is offered only the candidates whose model-size
+    bound plus the growth the earlier draws' bounds add to the ``current`` model's cells stays within ``cap``
+    (public: the bounds are the model's structure)."""
+    nb, picks, extra = ctx.neighbouring, [], 0
+    score = {c: np.abs(true[c] - est[c]).sum() - _SQRT_2_PI * sd * cells[c] for c, _ in allowed}
+    for j in range(k):  # loop over the draws of one round (a few)
+        offered = [(c, b) for c, b in allowed if all(c != p for p, _ in picks) and b + extra <= cap]
+        if not offered:
+            break
+        scores = np.array([score[c] for c, _ in offered])
+        pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=epsilon, ledger=ctx.ledger,
+                                     rng=rng, stage="mwem-select",
+                                     measured=f"{label}: one of {scores.size} candidate marginals")
+        picks.append((offered[pick][0], [c for c, _ in offered]))
+        extra += max(0, offered[pick][1] - current)
+    return picks
 
 
 def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, rng: np.random.Generator):
@@ -294,37 +326,42 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
 
     def fold(table, c):  # a model's marginal as measured
         return table if bins is None else bins.apply(table, c)
-    selected, removed_by_size, grown, binned = [], 0, 0, 0
+    selected, removed_by_size, grown, binned, rounds = [], 0, 0, 0, 0
     bounds: dict = {}
     log = SelectionLog()
     for t in range(_MAX_ROUNDS * params.iterations):  # loop over rounds (ends when the budget is spent)
         sel_part, meas_part, last = budget.take()
-        sd = budget.deviation(meas_part, nb.histogram_l1, nb.histogram_l2)
+        k = batch_size(params)
+        sd = budget.deviation(meas_part / k, nb.histogram_l1, nb.histogram_l2)
         bound = model_bounds(model, cands, bounds)
-        allowed = [c for c, b in zip(cands, bound) if b <= params.model_cells]
+        allowed = [(c, b) for c, b in zip(cands, bound) if b <= params.model_cells]
         removed_by_size = max(removed_by_size, len(cands) - len(allowed))
         if not allowed:
             break
-        est = [fold(e, c) for e, c in zip(projections(model, allowed), allowed)]
-        scores = np.array([np.abs(true[c] - e).sum() - _SQRT_2_PI * sd * cells[c] for c, e in zip(allowed, est)])
-        select_eps = budget.select_epsilon(sel_part)
-        pick = exponential_mechanism(scores, sensitivity=nb.histogram_l1, epsilon=select_eps,
-                                     ledger=ctx.ledger, rng=rng, stage="mwem-select",
-                                     measured=f"round {t + 1}: one of {scores.size} candidate marginals")
-        attrs = allowed[pick]
-        values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete, rng=rng,
-                                     stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
-        _log_round(log, allowed, est, bins, select_eps, nb.histogram_l1, float(np.abs(values - est[pick]).sum()),
-                   values.size, noise, sd if zcdp else sd / math.sqrt(2.0), sd)
-        query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
-        if query is None:
-            released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
-        else:  # in the ledger and the model; not a per-value marginal of the report (its bins are in details)
-            binned += 1
-        measurements.append(LinearMeasurement(attrs, values, sd, query))
-        selected.append(_label(ctx, attrs))
+        est = dict(zip([c for c, _ in allowed], projections(model, [c for c, _ in allowed])))
+        est = {c: fold(e, c) for c, e in est.items()}
+        select_eps = budget.select_epsilon(sel_part / k)
+        draws = _select_batch(ctx, allowed, est, true, cells, model.cells, k, sd=sd, cap=params.model_cells,
+                              epsilon=select_eps, rng=rng, label=f"round {t + 1}")
+        picks = [attrs for attrs, _ in draws]
+        scored_sd, sd = sd, budget.deviation(meas_part / len(picks), nb.histogram_l1, nb.histogram_l2)  # fewer: less
+        for attrs, offered in draws:  # loop over the round's picks (at most batch)
+            values = np.asarray(_measure(ctx, true[attrs], meas_part / len(picks), zcdp=zcdp, discrete=discrete,
+                                         rng=rng, stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
+            _log_round(log, offered, [est[c] for c in offered], bins, select_eps, nb.histogram_l1,
+                       float(np.abs(values - est[attrs]).sum()), values.size, noise,
+                       sd if zcdp else sd / math.sqrt(2.0), scored_sd)
+            query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
+            if query is None:
+                released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
+            else:  # in the ledger and the model; not a per-value marginal of the report (its bins are in details)
+                binned += 1
+            measurements.append(LinearMeasurement(attrs, values, sd, query))
+            selected.append(_label(ctx, attrs))
+        rounds += 1
         model = estimate(sizes, measurements, iterations=params.round_iterations, warm=model, **fit_kw).model
-        if np.abs(fold(model.project(attrs), attrs) - est[pick]).sum() <= _SQRT_2_PI * sd * cells[attrs]:
+        moved = sum(np.abs(fold(model.project(a), a) - est[a]).sum() for a in picks)
+        if moved <= _SQRT_2_PI * sd * sum(cells[a] for a in picks):
             budget.grow()
             grown += 1
         ctx.progress("mwem", t + 1, params.iterations)
@@ -345,7 +382,8 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     details = {
         "variant": "pgm",
         "accounting": "zcdp" if zcdp else "pure",
-        "rounds": len(selected),
+        "rounds": rounds,
+        "batch": batch_size(params),
         "selected": selected,
         "candidates": len(cands),
         "candidates_over_model_cells": removed_by_size,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from dpsynth.algorithms import mwem
 from dpsynth.algorithms.mwem_pgm import candidates, merged_cells
+from dpsynth.errors import ConfigError
 from dpsynth.models.graphical import GraphicalModel
 from dpsynth.privacy.accountant import ZCDPComposition
 from tests.algorithms.test_mwem import _ctx, small  # noqa: F401  (fixture)
@@ -93,3 +95,36 @@ def test_pgm_beats_independence_at_large_epsilon(small):  # noqa: F811
 def test_all_workload_subsets_are_candidates():
     wl = list(itertools.combinations(range(4), 3))
     assert len(candidates(wl)) == 6 + 4
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_batch_ledger(small, delta):  # noqa: F811
+    """``batch: 2``: per round two selections (each paid half the round's selection part: the same ε for
+    both) then two measurements (half the measurement part each); the whole budget is spent, as with one."""
+    domain, codes, wl = small
+    params = mwem.parse_params({"iterations": 4, "batch": 2})
+    composition = mwem.composition(params, type("P", (), {"delta": delta})())
+    ctx = _ctx(domain, codes, wl, delta=delta, composition=composition)
+    out = mwem.run(ctx, params, rng=np.random.default_rng(3))
+    charges = ctx.ledger.charges[4:]
+    rounds = out.details["rounds"]
+    assert out.details["batch"] == 2 and len(out.details["selected"]) == 2 * rounds and rounds >= 2
+    assert [c.stage for c in charges] == ["mwem-select"] * 2 + ["mwem-measure"] * 2 + [
+        "mwem-select"] * 2 + ["mwem-measure"] * 2 + [c.stage for c in charges[8:]]
+    for i in range(0, len(charges), 4):  # loop over rounds: the two draws and the two measurements cost alike
+        assert charges[i].epsilon == charges[i + 1].epsilon and charges[i + 2].epsilon == charges[i + 3].epsilon
+    if delta == 0:
+        spent = sum((Fraction(c.epsilon) for c in ctx.ledger.charges), Fraction(0))
+        assert 0.999 <= spent <= 1
+    else:
+        eps, _ = ctx.ledger.spent()
+        assert 0.999 <= eps <= 1.0
+
+
+def test_batch_is_refused_by_the_paper_variant():
+    with pytest.raises(ConfigError, match=re.escape(
+            "algorithm.params.batch: 2 marginals per round needs variant pgm (variant paper measures one query "
+            "per round); remove batch or set variant: pgm")):
+        mwem.resolve_config(mwem.parse_params({"variant": "paper", "batch": 2}), None, zcdp=False)
+    with pytest.raises(ConfigError, match=re.escape("algorithm.params.batch: must be >= 1, got 0")):
+        mwem.parse_params({"batch": 0})

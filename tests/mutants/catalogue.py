@@ -322,6 +322,22 @@ MUTANTS: list[dict] = [
          new="    absent = [None if (ctx.counts.marginal((a,)) > 0).all() else (ctx.counts.marginal((a,)) > 0).astype(float) "
              "for a in range(len(sizes))]\n",
          tests=["tests/algorithms/test_compression.py"]),
+    dict(id="mwem-batch-anneal-reads-true-marginal", file="dpsynth/algorithms/mwem_pgm.py",
+         why="batch: the budget increase compares the refitted model with the true marginals of the round's picks "
+             "instead of the model before the round (a data-dependent trajectory)",
+         old="        moved = sum(np.abs(fold(model.project(a), a) - est[a]).sum() for a in picks)\n",
+         new="        moved = sum(np.abs(fold(model.project(a), a) - true[a]).sum() for a in picks)\n",
+         tests=["tests/privacy/test_mwem_pgm_mutants.py::test_batch_far_replay_depends_on_mechanism_outputs_only"]),
+    dict(id="mwem-batch-draws-charge-whole-part", file="dpsynth/algorithms/mwem_pgm.py",
+         why="batch: each of a round's draws is paid the round's whole selection part (k times what was planned)",
+         old="        select_eps = budget.select_epsilon(sel_part / k)\n",
+         new="        select_eps = budget.select_epsilon(sel_part)\n",
+         tests=["tests/algorithms/test_mwem_pgm.py::test_batch_ledger"]),
+    dict(id="mwem-batch-measures-charge-whole-part", file="dpsynth/algorithms/mwem_pgm.py",
+         why="batch: each of a round's measurements is paid the round's whole measurement part",
+         old="            values = np.asarray(_measure(ctx, true[attrs], meas_part / len(picks), zcdp=zcdp, discrete=discrete,\n",
+         new="            values = np.asarray(_measure(ctx, true[attrs], meas_part, zcdp=zcdp, discrete=discrete,\n",
+         tests=["tests/algorithms/test_mwem_pgm.py::test_batch_ledger"]),
     dict(id="aim-compress-bins-from-true-counts", file="dpsynth/algorithms/aim.py",
          why="aim compress: the rare-value bins are chosen from the true 1-way counts instead of the released ones",
          old="    bins = bins_from_noisy([m.values for m in measurements], sd) if params.compress else None  # released only\n",
@@ -845,8 +861,8 @@ MUTANTS += [
     dict(id="selection-bound-true-residual", file=SELECTION_AT,
          why="the selection's log (the error bounds of unmeasured marginals) records the chosen marginal's true "
              "counts against the model instead of its noisy measurement",
-         old="float(np.abs(values - est[pick]).sum()),",
-         new="float(np.abs(true[attrs] - est[pick]).sum()),",
+         old="float(np.abs(values - est[attrs]).sum()),",
+         new="float(np.abs(true[attrs] - est[attrs]).sum()),",
          tests=T_SELECTION),
     dict(id="selection-bound-aim-true-residual", file="dpsynth/algorithms/aim.py",
          why="aim's selection log records the chosen marginal's true counts against the model instead of its noisy "

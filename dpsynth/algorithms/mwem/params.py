@@ -44,6 +44,8 @@ class Params:
     :mod:`dpsynth.algorithms.compression`), so its noise is spread over fewer cells.  ``absent`` (``pgm``):
     the released model gives no mass to the values that all measurements together count at zero or below
     (:func:`~dpsynth.algorithms.compression.absent_values`; post-processing of the noisy values).
+    ``batch`` (``pgm``): marginals selected (exponential-mechanism draws without replacement) and measured per
+    round, each paid 1/``batch`` of the round's selection and measurement parts, with one refit per round.
     """
 
     variant: Literal["pgm", "paper"] | None = None
@@ -68,6 +70,7 @@ class Params:
     anneal: float = 2.0
     compress: bool = False
     absent: bool = False
+    batch: int = 1
 
     def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
@@ -80,6 +83,8 @@ class Params:
                 raise ConfigError(f"{_P}.{key}: must be >= 1, got {getattr(self, key)}")
         if self.iterations is not None and self.iterations < 1:
             raise ConfigError(f"{_P}.iterations: must be >= 1, got {self.iterations}")
+        if self.batch < 1:
+            raise ConfigError(f"{_P}.batch: must be >= 1, got {self.batch}")
         if self.mw_passes < 0:
             raise ConfigError(f"{_P}.mw_passes: must be >= 0, got {self.mw_passes}")
         if self.select_fraction is not None and not 0 < self.select_fraction < 1:
@@ -216,6 +221,9 @@ def resolve_config(params: Params, workload, *, zcdp: bool) -> Params:
     """:func:`resolve` from the configuration alone: the typed ``workload`` and whether the release
     composes in zCDP (the composition :func:`composition` picks for the privacy settings)."""
     variant = variant_of(params, _has_queries(workload))
+    if variant == "paper" and params.batch != 1:
+        raise ConfigError(f"{_P}.batch: {params.batch} marginals per round needs variant pgm (variant paper "
+                          "measures one query per round); remove batch or set variant: pgm")
     if variant == "pgm" and params.marginal_queries != "cuboids":
         raise ConfigError(f"{_P}.marginal_queries: variant pgm measures whole marginals (cuboids); "
                           "use variant: paper for cells or ranges")
