@@ -123,13 +123,24 @@ ANNEAL_SIGNAL = 10.0
 """Rule 1: n·ε per cell of a workload marginal (after widening) from which ``anneal`` is :data:`ZCDP_ANNEAL`."""
 
 
+ZCDP_BATCH = 2
+"""``mwem``'s ``batch`` under rules 0a and 1 (δ > 0, zCDP): two marginals drawn and measured per round, each
+with half the round's selection and measurement parts, one refit per round.  Held-out ε = 1, δ = 10⁻⁹, 3-way
+L1 (in-process, paired seeds): COMPAS 0.1303 → 0.1236 (seeds 0–11) and 0.1310 → 0.1249 (seeds 12–23; 19 of
+24 seeds lower), loans (rule 0a) 0.2128 → 0.1994 (3 seeds), adult_test 0.1586 → 0.1592 (8 seeds: within
+noise); ε = 0.3: COMPAS 0.2720 → 0.2691 (6 seeds), adult_test 0.2756 → 0.2682 (3 seeds).  Pure ε-DP (rule 3)
+keeps one per round (not measured) (docs/aim.md, "Issue 28: batches (session 8)")."""
+
+
 def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0) -> dict[str, object]:
     """:data:`MWEM_PARAMS`, with room for twice the 1-way model on a domain of many values (public), at most
-    ``mwem``'s default bound; with δ > 0 (zCDP) and ``per_cell`` (n·ε per cell of a workload marginal) at least
-    :data:`ANNEAL_SIGNAL`, ``anneal`` :data:`ZCDP_ANNEAL`."""
+    ``mwem``'s default bound; with δ > 0 (zCDP) ``batch`` :data:`ZCDP_BATCH`, and with ``per_cell`` (n·ε per cell
+    of a workload marginal) at least :data:`ANNEAL_SIGNAL` also ``anneal`` :data:`ZCDP_ANNEAL`."""
     room = max(int(MWEM_PARAMS["model_cells"]), min(200_000, 2 * int(sum(sizes))))  # type: ignore[call-overload]
-    anneal = {"anneal": ZCDP_ANNEAL} if delta > 0 and per_cell >= ANNEAL_SIGNAL else {}
-    return {**MWEM_PARAMS, "model_cells": room, **anneal}
+    zcdp: dict[str, object] = {"batch": ZCDP_BATCH} if delta > 0 else {}
+    if delta > 0 and per_cell >= ANNEAL_SIGNAL:
+        zcdp["anneal"] = ZCDP_ANNEAL
+    return {**MWEM_PARAMS, "model_cells": room, **zcdp}
 
 
 AIM_PARAMS: dict[str, object] = {"rounds_per_column": 6}
@@ -194,7 +205,7 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[
                    f"too little signal for 3-way marginals, but n / (mean cells of a pair x noise of one of d "
                    f"measurements) = {signal:.1f} >= {PAIR_SIGNAL:g}: mwem on the pairs of the workload's columns "
                    f"with d = {d} rounds under zCDP (beat the 1-way release on the wide tables measured)")
-            return "mwem:2-way", {**mwem_params(sizes), "iterations": d}, [facts, why]
+            return "mwem:2-way", {**mwem_params(sizes, delta=delta), "iterations": d}, [facts, why]
         why = (f"n*epsilon = {n * epsilon:.0f} < {LOW_SIGNAL:g}*d^2 = {LOW_SIGNAL * d * d:.0f} (d = {d} columns): "
                "too little signal for higher-order marginals; only the 1-way marginals are measured "
                "(the independence release was the most accurate in this regime)")
@@ -215,7 +226,7 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[
         anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
                   "the model stops improving" if "anneal" in raw else "")
         why = ("delta > 0: mwem (estimator in the loop) under zCDP with Gaussian noise, "
-               "the most accurate release measured" + anneal)
+               f"the most accurate release measured, {ZCDP_BATCH} marginals per round" + anneal)
         name = "mwem"
     else:
         why = ("marginals of 2 or more columns: mwem (estimator in the loop), the most accurate release measured, "

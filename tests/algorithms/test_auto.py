@@ -16,7 +16,7 @@ from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx
 def test_rules():
     two = [(0, 1), (1, 2)]
     assert auto.choose(workload=two, delta=1e-6, n=1000, epsilon=1.0, sizes=(2, 2, 2))[:2] == (
-        "mwem:3-way", {**auto.MWEM_PARAMS, "anneal": auto.ZCDP_ANNEAL})
+        "mwem:3-way", {**auto.MWEM_PARAMS, "anneal": auto.ZCDP_ANNEAL, "batch": auto.ZCDP_BATCH})
     assert auto.choose(workload=two, delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[1] == auto.MWEM_PARAMS
     assert auto.choose(workload=[(0, 1, 2)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2, 2))[0] == "mwem"
     assert auto.choose(workload=[(0, 1)], delta=0.0, n=1000, epsilon=1.0, sizes=(2, 2))[0] == "mwem"
@@ -180,3 +180,13 @@ def test_anneal_rule_reads_the_public_n_only(rows, n, anneal):
     raw = auto.chosen(_ctx(rows, n, 1e-6), auto.Params())[4]
     assert ("anneal" in raw) is anneal and raw.get("anneal", auto.ZCDP_ANNEAL) == auto.ZCDP_ANNEAL
     assert "anneal" not in auto.chosen(_ctx(rows, n, 0.0), auto.Params())[4]
+
+
+def test_batch_rule_under_zcdp_only():
+    """δ > 0 (zCDP): ``batch`` :data:`~dpsynth.algorithms.auto.ZCDP_BATCH` under rule 1 whatever the signal and
+    under rule 0a (mwem on the pairs); δ = 0 (rule 3, pure ε-DP, not measured): one marginal per round."""
+    assert auto.mwem_params((2, 2, 2), delta=1e-6)["batch"] == auto.ZCDP_BATCH == 2
+    assert "batch" not in auto.mwem_params((2, 2, 2))
+    low = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=50, epsilon=1.0, sizes=(10, 10, 10))[1]
+    assert low["batch"] == auto.ZCDP_BATCH and "anneal" not in low
+    assert "batch" not in auto.choose(workload=[(0, 1, 2)], delta=0.0, n=50, epsilon=1.0, sizes=(10, 10, 10))[1]
