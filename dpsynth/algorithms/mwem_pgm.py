@@ -281,7 +281,8 @@ def _select_batch(ctx: AlgorithmContext, allowed, est, true, cells, current: int
     the expected noise of a measurement at ``sd``); a later draw is offered only the candidates whose model-size
     bound plus the growth the earlier draws' bounds add to the ``current`` model's cells stays within ``cap``
     (public: the bounds are the model's structure)."""
-    nb, picks, extra = ctx.neighbouring, [], 0
+    nb, extra = ctx.neighbouring, 0
+    picks: list[tuple[tuple[int, ...], list[tuple[int, ...]]]] = []
     score = {c: np.abs(true[c] - est[c]).sum() - _SQRT_2_PI * sd * cells[c] for c, _ in allowed}
     for j in range(k):  # loop over the draws of one round (a few)
         offered = [(c, b) for c, b in allowed if all(c != p for p, _ in picks) and b + extra <= cap]
