@@ -129,7 +129,8 @@ with half the round's selection and measurement parts, one refit per round.  Hel
 L1 (in-process, paired seeds): COMPAS 0.1303 → 0.1236 (seeds 0–11) and 0.1310 → 0.1249 (seeds 12–23; 19 of
 24 seeds lower), loans (rule 0a) 0.2128 → 0.1994 (3 seeds), adult_test 0.1586 → 0.1592 (8 seeds: within
 noise); ε = 0.3: COMPAS 0.2720 → 0.2691 (6 seeds), adult_test 0.2756 → 0.2682 (3 seeds).  Pure ε-DP (rule 3)
-keeps one per round (not measured) (docs/aim.md, "Issue 28: batches (session 8)")."""
+keeps one per round: half the ε doubles the Laplace deviation, and COMPAS ε = 1, δ = 0 went 0.2524 → 0.2729
+(12 seeds) (docs/aim.md, "Issue 28: batches (session 8)")."""
 
 
 def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0) -> dict[str, object]:

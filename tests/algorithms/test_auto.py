@@ -184,7 +184,7 @@ def test_anneal_rule_reads_the_public_n_only(rows, n, anneal):
 
 def test_batch_rule_under_zcdp_only():
     """δ > 0 (zCDP): ``batch`` :data:`~dpsynth.algorithms.auto.ZCDP_BATCH` under rule 1 whatever the signal and
-    under rule 0a (mwem on the pairs); δ = 0 (rule 3, pure ε-DP, not measured): one marginal per round."""
+    under rule 0a (mwem on the pairs); δ = 0 (rule 3, pure ε-DP: measured worse): one marginal per round."""
     assert auto.mwem_params((2, 2, 2), delta=1e-6)["batch"] == auto.ZCDP_BATCH == 2
     assert "batch" not in auto.mwem_params((2, 2, 2))
     low = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=50, epsilon=1.0, sizes=(10, 10, 10))[1]
