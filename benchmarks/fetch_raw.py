@@ -42,6 +42,11 @@ tables of the eighth session: group ``held-out-8`` (``resume``, ``ucla_courses``
 ``dropout_wages``, ``exam``, ``abortion``, ``sp500``), exported with hand-written schemas only and RESERVED for
 the closing check of issue 27 after ``held-out-7``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
 without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on them, before that check.
+A second fresh group of the eighth session: group ``held-out-9`` (``bundesliga``, ``deliveries``, ``schooling``,
+``migraine``, ``young_males``, ``contagious_diseases``, ``phone_churn``), exported with hand-written schemas only
+and RESERVED for the closing check of issue 27 after ``held-out-8``'s: nobody runs ``bench_raw``, ``schema
+discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on
+them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -151,6 +156,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                  "state-year-group STD panel 1985-2000, 19,584 x 22: 51 FIPS codes, signed logs, 67% null"),
     "sp500": ("gt", "sp500", "held-out-8",
               "S&P 500 daily 1950-2015, 16,607 x 7: ISO dates, five near-equal prices, volume over four decades"),
+    # session 8, second group: RESERVED for issue 27's closing check after held-out-8's, never run (zero-config)
+    "bundesliga": ("vcd", "Bundesliga", "held-out-9",
+                   "Bundesliga match results 1963-2008, 14,018 x 7: UTC kick-off timestamps, 52 club names twice"),
+    "deliveries": ("modeldata", "deliveries", "held-out-9",
+                   "food delivery orders, 10,012 x 31: decimal hour, weekday, 27 item counts 79-96% zero"),
+    "schooling": ("Ecdat", "Schooling", "held-out-9",
+                  "NLS young men 1966/1976 (Card), 3,010 x 28: 17 yes/no flags, IQ 32% null, odd marital labels"),
+    "migraine": ("carData", "KosteckiDillon", "held-out-9",
+                 "migraine headache diaries, 4,152 x 9: patient id, signed days from treatment start, air quality"),
+    "young_males": ("Ecdat", "Males", "held-out-9",
+                    "NLSY young men 1980-1987 panel, 4,360 x 12: person id, signed log wage, residence 29% null"),
+    "contagious_diseases": ("dslabs", "us_contagious_diseases", "held-out-9",
+                            "US state-year disease counts 1928-2011, 16,065 x 6: 51 states, counts to 132,342"),
+    "phone_churn": ("modeldata", "mlc_churn", "held-out-9",
+                    "phone customers' churn (artificial), 5,000 x 20: 51 states, charge = rate x minutes"),
 }
 
 

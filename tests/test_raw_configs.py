@@ -17,7 +17,7 @@ from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
 ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
-         "held-out-7", "held-out-8"}
+         "held-out-7", "held-out-8", "held-out-9"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -103,6 +103,31 @@ def test_session_8_held_out_group_is_fresh_and_varied():
     earlier = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-8"}
     assert not earlier & {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
     assert not {n for n, t in tables.items() if t[2] != "held-out-8"} & set(group)
+    assert len({p for p, _, _, _ in group.values()}) >= 5
+    assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
+    shapes = {}
+    for name, (_, _, _, what) in group.items():
+        found = re.search(r"(\d[\d,]*) x (\d+)", what)
+        assert found, (name, what)
+        shapes[name] = (int(found.group(1).replace(",", "")), int(found.group(2)))
+    assert all(3_000 <= n <= 100_000 and 6 <= d <= 40 for n, d in shapes.values()), shapes
+    assert sum(n < 5_000 for n, _ in shapes.values()) >= 2, shapes
+    widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
+    assert sum(w >= 20 for w in widths) >= 2, widths
+
+
+def test_session_8_second_held_out_group_is_fresh_and_varied():
+    """Group held-out-9 (RESERVED for issue 27's closing check after held-out-8's): the same rules as held-out-8's
+    (seven fresh datasets, five or more R packages, no Adult/COMPAS, 3,000-100,000 rows and 6-40 columns each, two
+    or more under 5,000 rows, two or more schemas with 20+ columns), and none of its datasets is one of held-out-8's
+    (both are reserved, for two different checks)."""
+    tables = fetch_raw.TABLES
+    group = {n: t for n, t in tables.items() if t[2] == "held-out-9"}
+    assert len(group) == 7
+    datasets = {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
+    assert len(datasets) == 7  # seven distinct datasets
+    assert not {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-9"} & datasets
+    assert not {n for n, t in tables.items() if t[2] != "held-out-9"} & set(group)
     assert len({p for p, _, _, _ in group.values()}) >= 5
     assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
     shapes = {}
