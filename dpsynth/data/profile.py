@@ -153,6 +153,16 @@ class ColumnProfile:
         uniq, counts = np.unique(values + 0.0, return_counts=True)  # -0.0 is 0.0
         return uniq, counts.astype(np.int64)
 
+    def number_counts(self, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+        """(values, counts) of the finite numbers in the public range [lo, hi]: sorted distinct values (float)
+        and rows per value (partition selection of heaped values: a row is in at most one count)."""
+        values = self._numbers[self._finite]
+        values = values[(values >= lo) & (values <= hi)]
+        if values.size == 0:
+            return np.zeros(0), np.zeros(0, dtype=np.int64)
+        uniq, counts = np.unique(values + 0.0, return_counts=True)  # -0.0 is 0.0
+        return uniq, counts.astype(np.int64)
+
     def datetime_seconds(self, fmt: str | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(seconds since the epoch, UTC, as float with NaN where a cell is null or does not parse; parse mask).
 

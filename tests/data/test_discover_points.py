@@ -1,5 +1,6 @@
 """Point masses (issue 27): a value holding a sizeable share of a numeric column's rows exactly gets a bin of its
-own, found by a noisy histogram of rows equal to public round values (dpsynth/data/discover/points.py)."""
+own, found by a noisy histogram of rows equal to public round values (dpsynth/data/discover/points.py), or with a
+δ by partition selection over the observed numbers (dpsynth/data/discover/heaps.py, tests/data/test_discover_heaps.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,14 @@ from dpsynth.data.schema import Domain, NumericColumn
 from dpsynth.errors import ConfigError
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
 
-SPIKE = "rows equal to each of"
+SPIKE = "rows equal to each of"  # the public round values' histogram (no δ)
+ASKS = (SPIKE, "(heaped values)")  # either point-mass measurement (with δ: partition selection, heaps.py)
+NO_DELTA = {"epsilon": 1.0, "delta": 0.0, "columns": {"pct": {"type": "numeric"},
+                                                       "k": {"type": "integer", "lower": 0, "upper": 3}}}
+
+
+def _asks(measured: str) -> bool:
+    return any(a in measured for a in ASKS)
 
 
 def _spiky(n: int = 5000, share: float = 0.6, seed: int = 0) -> pd.DataFrame:
@@ -82,7 +90,7 @@ def test_a_60_percent_spike_at_100_gets_a_closed_point_bin_and_is_charged():
     edges = found.schema["columns"]["pct"]["edges"]
     assert edges[-2:] == [100, 100] and edges.count(100) == 2  # the point bin closes the range: nothing above 100
     assert 8 <= len(edges) - 1 <= 11  # the other bins are quantiles of the rest
-    charges = [c for c in ledger.charges if SPIKE in c.measured]
+    charges = [c for c in ledger.charges if _asks(c.measured)]
     assert [c.measured.split(":")[0] for c in charges] == ["pct"]  # numeric columns only; k is a few integers
     ev = found.evidence["pct"]
     assert ev.points.values.tolist() == [100.0]
@@ -102,7 +110,7 @@ def test_no_spike_gives_no_point_bin():
     edges = found.schema["columns"]["score"]["edges"]
     assert len(set(edges)) == len(edges) and len(edges) == 11
     assert found.evidence["score"].points is None
-    assert not any(SPIKE in c.measured for c in ledger.charges)  # no fine cell heavy enough: nothing is spent
+    assert not any(_asks(c.measured) for c in ledger.charges)  # no fine cell heavy enough: nothing is spent
 
 
 def test_a_spike_under_a_bin_share_is_not_a_point():
@@ -166,7 +174,7 @@ def test_a_zero_config_release_keeps_the_spike_exact():
     pct = result.synthetic["pct"].astype(float)
     assert (pct == 100.0).mean() == pytest.approx(0.6, abs=0.03)
     assert pct.max() <= 100.0
-    assert any(SPIKE in c["measured"] for c in result.report["ledger"])
+    assert any(_asks(c["measured"]) for c in result.report["ledger"])
 
 
 def test_point_evidence_is_consistent_with_the_bin_after_it():
@@ -198,7 +206,7 @@ def test_point_masses_identical_numpy_vs_stream(tmp_path, monkeypatch):
                      found.evidence["pct"].points.counts.tolist()))
     assert runs[0] == runs[1]
     assert runs[0][0]["columns"]["pct"]["edges"][-2:] == [100, 100]
-    assert any(SPIKE in m for m, _ in runs[0][1])
+    assert any(_asks(m) for m, _ in runs[0][1])
 
 
 def test_point_masses_depend_on_the_data_only_through_the_mechanism(monkeypatch):
@@ -212,7 +220,7 @@ def test_point_masses_depend_on_the_data_only_through_the_mechanism(monkeypatch)
     d2 = _spiky(4000, share=0.3, seed=8)
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
-    raw = {"epsilon": 2.0, "delta": 1e-6}
+    raw = {**NO_DELTA, "epsilon": 2.0}  # the public candidates (with δ: test_discover_heaps' replay)
     found, ledger = _discover(d, raw, seed=3)
     assert found.evidence["pct"].points is not None
     assert sum(c.epsilon for c in ledger.charges) <= 2.0  # the point histogram within the column's ε
@@ -232,12 +240,12 @@ def test_point_masses_depend_on_the_data_only_through_the_mechanism(monkeypatch)
     assert spike and max(spike) <= 1
 
 
-def test_a_spike_at_a_value_no_public_grid_holds_is_not_published():
-    """60% of the rows at 37.3 (not a round value, not a fine cell edge): no point bin at 37.3 (a candidate set
-    read off the data would publish it)."""
+def test_a_spike_at_a_value_no_public_grid_holds_is_not_published_without_delta():
+    """60% of the rows at 37.3 (not a round value, not a fine cell edge), no δ: no point bin at 37.3 (a candidate
+    set read off the data would publish it; with a δ partition selection may: test_discover_heaps)."""
     rng = np.random.default_rng(4)
     x = np.where(rng.random(5000) < 0.6, 37.3, np.round(rng.uniform(10.0, 99.9, size=5000), 1))
-    found, ledger = _discover(pd.DataFrame({"pct": x, "k": rng.integers(0, 4, size=5000)}))
+    found, ledger = _discover(pd.DataFrame({"pct": x, "k": rng.integers(0, 4, size=5000)}), NO_DELTA)
     assert any(SPIKE in c.measured for c in ledger.charges)
     assert 37.3 not in found.schema["columns"]["pct"]["edges"]
 

@@ -556,12 +556,26 @@ MUTANTS += [
          old="    noisy = np.asarray(noisy, dtype=float)\n",
          new="    noisy = np.asarray(column.point_counts(values), dtype=float)\n",
          tests=["tests/data/test_discover_points.py"]),
-    dict(id="discover-points-candidates-from-data", file=DCOL,
+    dict(id="discover-points-candidates-from-data", file="dpsynth/data/discover/heaps.py",
          why="issue 27: the point-mass candidates are the column's observed values, not the public round values "
              "(a value held by many rows but on no public grid is published)",
-         old="            values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)\n",
-         new="            values = np.unique(self.profile._numbers[self.profile._finite])\n",
+         old="    values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)\n",
+         new="    values = np.unique(column._numbers[column._finite])\n",
          tests=["tests/data/test_discover_points.py"]),
+    dict(id="discover-heaps-true-counts", file="dpsynth/data/discover/heaps.py",
+         why="issue 27: the heaped values (point bins, reused counts) read off the true counts of the observed "
+             "numbers, not the partition selection's noisy ones",
+         old="    v, c = np.asarray(values, dtype=float)[idx], np.asarray(noisy, dtype=float)\n",
+         new="    v, c = np.asarray(values, dtype=float)[idx], np.asarray(counts, dtype=float)[idx]\n",
+         tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-heaps-no-threshold", file="dpsynth/data/discover/heaps.py",
+         why="issue 27: the observed numbers noised but not thresholded (a value held by one row may be published; "
+             "no δ charged)",
+         old="    idx, noisy = budget.partition(np.asarray(counts, dtype=np.int64), delta,\n"
+             "                                  what=f\"rows per observed number in [{lo:g}, {hi:g}] (heaped values)\")\n",
+         new="    noisy = budget.histogram(np.asarray(counts, dtype=np.int64), \"rows per observed number (heaped values)\")\n"
+             "    idx = np.argsort(-noisy, kind=\"stable\")\n    noisy = noisy[idx]\n",
+         tests=["tests/data/test_discover_heaps.py"]),
     dict(id="discover-points-budget-not-split", file=DCOL,
          why="issue 27: the point-mass histogram spends the column's numeric budget again instead of a share of it",
          old="            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))\n",

@@ -13,6 +13,7 @@ import pandas as pd
 
 from dpsynth.data.discover.coarse import coarse_support
 from dpsynth.data.discover.evidence import Evidence
+from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice
 from dpsynth.data.discover.noise import (
@@ -28,9 +29,7 @@ from dpsynth.data.discover.noise import (
 from dpsynth.data.discover.points import (
     POINT_SHARE,
     PointMasses,
-    candidates,
     heavy_cells,
-    measure,
     place,
     with_points,
     worth_measuring,
@@ -370,14 +369,9 @@ class ColumnDiscovery:
         cell (an integral column's zero spike as before; a real column's when its exact zeros hold 1/bins of
         the rows), the public round values inside the first fine histogram's heavy cells from one noisy
         histogram of rows equal to each (when :meth:`_fine` set its budget aside)."""
-        found = PointMasses.none()
-        if self._spikes is not None:
-            spikes, heavy = self._spikes
-            cells = self.evidence.cells
-            values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)
-            values = values[np.any((values[:, None] >= heavy[0]) & (values[:, None] <= heavy[1]), axis=1)]
-            if values.size:  # (else its share of the budget goes unused)
-                found = measure(spikes, self.profile, values, non_null=float(self.non_null), bins=bins)
+        found = PointMasses.none() if self._spikes is None else ask_points(
+            *self._spikes, self.profile, self.evidence.cells, lo=lo, hi=hi, integral=integral,
+            non_null=float(self.non_null), bins=bins)  # (with a δ: any heaped number, by partition selection)
         if self.zeros is not None and lo <= 0 <= hi:
             zeros, sd = self.zeros
             if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= self.non_null / bins):
@@ -505,7 +499,7 @@ class ColumnDiscovery:
             if points and not few and not discrete else np.zeros(0, dtype=np.int64)
         if heavy.size:  # a cell that may hold a point mass: POINT_SHARE of the numeric budget asks (points.py)
             spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))
-            self._spikes = (spikes, (grid[heavy], grid[heavy + 1]))
+            self._spikes = (spikes, (grid[heavy], grid[heavy + 1]), delta)
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
         elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:

@@ -60,7 +60,8 @@ class PointMasses:
 
     values: np.ndarray
     counts: np.ndarray
-    sds: np.ndarray
+    sds: np.ndarray  # 0: a released count not reused as a measurement (heaps.py: near its selection threshold)
+    source: str = "noisy counts of rows equal to public round values"
 
     @staticmethod
     def none() -> PointMasses:
@@ -69,7 +70,8 @@ class PointMasses:
     def with_point(self, value: float, count: float, sd: float) -> PointMasses:
         v = np.append(self.values, value)
         order = np.argsort(v, kind="stable")
-        return PointMasses(v[order], np.append(self.counts, count)[order], np.append(self.sds, sd)[order])
+        return PointMasses(v[order], np.append(self.counts, count)[order], np.append(self.sds, sd)[order],
+                           self.source)
 
 
 def candidates(lo: float, hi: float, cells: np.ndarray | None, integral: bool) -> np.ndarray:
@@ -136,7 +138,7 @@ def place(points: PointMasses, *, lo: float, hi: float, integral: bool, bins: in
     the column's :class:`~dpsynth.data.discover.evidence.Evidence` (its cells give the rows above the top point)."""
     pts = points.values
     listed = ", ".join(f"{v:g}" for v in pts)
-    notes = [f"point masses (noisy counts of rows equal to public round values), a bin each: {listed}"]
+    notes = [f"point masses ({points.source}), a bin each: {listed}"]
     top = float(pts[-1])
     if evidence.cells is not None and evidence.cell_counts is not None and lo < top < hi:
         cells = np.asarray(evidence.cells, dtype=float)

@@ -56,6 +56,7 @@ class ColumnCounts(Protocol):
     def point_counts(self, values) -> np.ndarray: ...
     def value_counts(self) -> tuple: ...
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def number_counts(self, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]: ...
     def step_counts(self, steps) -> np.ndarray: ...
     def spelling_counts(self) -> np.ndarray: ...
     def as_instants(self) -> ColumnCounts: ...
@@ -94,7 +95,7 @@ def as_discovery_table(table) -> DiscoveryTable:
 # ("sum") or sorted keys with counts ("keyed").  The same function runs on the driver (stream) and on Spark's
 # executors (spark), so it is a plain module-level function of picklable arguments.
 QUESTIONS = {"profile_counts": "sum", "cell_counts": "sum", "point_counts": "sum", "value_counts": "keyed",
-             "integer_counts": "keyed", "spelling_counts": "sum", "step_counts": "sum"}
+             "integer_counts": "keyed", "number_counts": "keyed", "spelling_counts": "sum", "step_counts": "sum"}
 
 def batch_answer(series: pd.Series, question: str, args: tuple, instants: bool):
     """The answer to ``question`` on one batch of a column (a pandas Series as ``io.read_table`` gives it)."""
@@ -200,6 +201,9 @@ class ScannedColumn:
 
     def integer_counts(self) -> tuple[np.ndarray, np.ndarray]:
         return self._ask("integer_counts")
+
+    def number_counts(self, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+        return self._ask("number_counts", float(lo), float(hi))
 
     def step_counts(self, steps) -> np.ndarray:
         return self._ask("step_counts", tuple(np.asarray(steps, dtype=float).tolist()))
