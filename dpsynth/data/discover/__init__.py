@@ -53,7 +53,10 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    **Point masses** (:mod:`dpsynth.data.discover.points`): when a cell of the first fine histogram is heavy
    enough to hold one, one noisy histogram of the rows equal to each public round value inside it (the cells'
    edges, the profile's bucket edges, top-codes) with 10% of the numeric budget; a value past the cut holding
-   1/bins of the rows gets a bin of its own (a point bin: it decodes exactly).  A fractional column whose fine
+   1/bins of the rows gets a bin of its own (a point bin: it decodes exactly).  With a δ, that budget runs
+   partition selection over the observed numbers instead, so a heap off every round grid (a price of
+   20.75) is found too; a released value holding half a bin's share gets a point bin
+   (:mod:`~dpsynth.data.discover.heaps`).  A fractional column whose fine
    cells past the cut are few and apart (codes such as 0.0, 4.5, 14.5) spends the rest of its budget on partition
    selection over its values and becomes categorical over the kept ones.
 
@@ -203,7 +206,8 @@ def discover_schema(
         "the hints given for each column (type, categories, bounds, bins, missing)",
         (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
          f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer, or E-series numbers for "
-         "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1); "
+         "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1), "
+         "without δ (with δ: partition selection over the observed numbers); "
          "candidate steps of a lattice: 2^a·5^b up to 10^6), "
          f"max_categories={spec.max_categories}, bins={spec.bins}, edges={spec.edges}; {noise}"),
     ]

@@ -497,7 +497,7 @@ class ColumnDiscovery:
             return lo, hi, None, None
         heavy = heavy_cells(noisy, first, self.non_null, self.hint.bins or self.spec.bins) \
             if points and not few and not discrete else np.zeros(0, dtype=np.int64)
-        if heavy.size:  # a cell that may hold a point mass: POINT_SHARE of the numeric budget asks (points.py)
+        if heavy.size:  # a cell that may hold a point mass: a share of the numeric budget asks (points.py, heaps.py)
             spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))
             self._spikes = (spikes, (grid[heavy], grid[heavy + 1]), delta)
         if discrete:
