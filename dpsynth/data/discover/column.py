@@ -314,7 +314,7 @@ class ColumnDiscovery:
         equal = self.spec.edges == "equal" or bins == 1
         weights = None
         kept_values = None
-        self._spikes: tuple[ColumnBudget, tuple] | None = None  # the point-mass histogram's budget and heavy cells (points.py), when it can matter
+        self._spikes: tuple[ColumnBudget, tuple, float] | None = None  # point-mass budget, heavy cells, δ (heaps.py)
         if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
             want = kind != "integer" and not equal and worth_measuring(
                 integral=bool(integral), lo=lo, hi=hi, non_null=self.non_null, bins=bins, budget=budget)
