@@ -475,6 +475,7 @@ DVAL = "dpsynth/data/discover/values.py"
 DLAT = "dpsynth/data/discover/lattice.py"
 DALLOT = "dpsynth/data/discover/allot.py"
 T_LAT = "tests/data/test_discover_lattice.py"
+T_SMALL = "tests/data/test_discover_smallints.py::test_the_integers_are_charged_their_share_and_read_off_noisy_counts_only"
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
 T_DISC = ["tests/data/test_discover.py"]
@@ -623,6 +624,24 @@ MUTANTS += [
          old="    mine, rest = budget.split(TAIL_SHARE)\n",
          new="    mine, rest = budget, budget\n",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_decades_and_the_factor_three_are_charged_their_shares"]),
+    dict(id="discover-tail-units-true-counts", file="dpsynth/data/discover/tail.py",
+         why="issue 27 (small integers): the last integer with data in the first decade beside a zero spike read "
+             "off the true counts per integer",
+         old="        hi = 2.0 + _last(noisy[ones:ones + 9], decade, decade_sd, mine)\n",
+         new="        hi = 2.0 + _last(col.profile.cell_counts(UNITS)[ones:ones + 9] * 1.0, decade, decade_sd, mine)\n",
+         tests=[T_SMALL]),
+    dict(id="discover-tail-units-budget-not-split", file="dpsynth/data/discover/tail.py",
+         why="issue 27 (small integers): the per-integer histogram spends what the decades left, then the stage "
+             "spends it again",
+         old="    mine, rest = budget.split(UNIT_SHARE / (1.0 - TAIL_SHARE))\n",
+         new="    mine, rest = budget, budget\n",
+         tests=[T_SMALL]),
+    dict(id="discover-tied-true-counts", file=DCOL,
+         why="issue 27 (small integers): whether an integral column's wide cells hold tied values (measured again "
+             "per integer) read off the true counts of its first fine histogram",
+         old="            tied_cells(noisy, found, first, non_null=",
+         new="            tied_cells(self.profile.cell_counts(grid) * 1.0, found, first, non_null=",
+         tests=["tests/data/test_discover_smallints.py::test_tied_years_are_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-threes-true-counts", file=DLAT,
          why="issue 27 (zero-heavy): the factor 3 of a step read off the true counts of multiples of 3",
          old="        if step_of(by3, threes, nonzero, THREES)[0] is not None:",

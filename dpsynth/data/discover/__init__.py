@@ -67,7 +67,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    gets ``step: s`` (3s when multiples of 3 hold 90%) and edges halfway between multiples of s.
 
    **A tail beside a zero spike** (:mod:`dpsynth.data.discover.tail`): a column whose profile shows only its
-   zeros spends 30% of its stage on one histogram over public decades; the decades with data widen its bounds.
+   zeros spends 30% of its stage on one histogram over public decades; the decades with data widen its bounds
+   (an integral column's first decade, 30% more, per integer: its bounds stop at the last integer with data).
 
 **Reuse.**  The released counts (the null cell, the kept categories' counts, the last fine histogram, the point
 masses' counts) are kept as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its

@@ -36,6 +36,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
+from dpsynth.data.discover.tied import filled, tied_cells
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import CONFIRM, TIED, widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
@@ -488,10 +489,9 @@ class ColumnDiscovery:
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
-        # tied integers (years): the support is a few wide cells that hold nearly all the column's numbers
-        few = found is not None and integral and width > 1 and self.log_from is None and \
-            found[1] - found[0] + 1 <= FEW_CELLS and \
-            (self.non_null is None or noisy[found[0]:found[1] + 1].sum() >= CONCENTRATED * self.non_null)
+        few = integral and width > 1 and self.log_from is None and \
+            tied_cells(noisy, found, first, non_null=self.non_null, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
+        units = integral and self.log_from is None and filled(found, width, min(fill, UNIT_CELLS))  # (tied.py)
         discrete = not integral and self._discrete(noisy, found, first, delta)
         if discrete and self._labels(rest, delta):
             return lo, hi, None, None
@@ -502,7 +502,7 @@ class ColumnDiscovery:
             self._spikes = (spikes, (grid[heavy], grid[heavy + 1]), delta)
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
-        elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
+        elif found is not None and (few or units) and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
             # tied integers in a short range (years): one cell per integer over the support; its own support
             # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
             # heavy integers nor spread over empty ones
@@ -582,8 +582,7 @@ class ColumnDiscovery:
         self.evidence.cell_counts = np.asarray(noisy, dtype=float)
 
     def _integers(self, budget: ColumnBudget, delta: float):
-        """Partition selection over the column's observed integers: (sorted kept values, their noisy counts), or
-        None when none passes."""
+        """Partition selection over its observed integers: (sorted kept values, noisy counts) or None if none passes."""
         labels, counts = self.profile.integer_counts()
         idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
         if idx.size == 0:

@@ -1,0 +1,174 @@
+"""Small integers beside a zero spike (issue 27, email's flags and small counts; dpsynth/data/discover/tail.py).
+
+When a column's profile shows its zeros alone, the decades histogram finds the rows in [1, 10); the histogram per
+integer −9 … 9 then says where in that decade they are, so a 0/1 flag is not released with values 0 to 10.
+
+Statistical tests on a fixed seed: the stage budget is set so that the per-integer histogram's discrete Gaussian
+noise has σ = 20 rows (its cut over 9 cells at BUCKET_MISS 1%: about 74 rows).  The integers with data hold 200 to
+400 rows, at least 6 σ past the cut (a miss below 1e-9 each); an empty integer past the last passes its own cut
+or a ring's with probability at most 1% by the cut's design, which bounds each test's false-failure rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsynth.data.discover import discover_schema, parse_discover
+from dpsynth.data.discover.column import CONCENTRATED, FEW_CELLS, ColumnDiscovery
+from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.spec import ColumnHint
+from dpsynth.data.discover.tables import as_discovery_table
+from dpsynth.data.discover.tail import TAIL_SHARE, UNIT_SHARE, UNITS, probe
+from dpsynth.data.discover.tied import filled, tied_cells
+from dpsynth.data.discover.values import seen_integers
+from dpsynth.privacy import mechanisms
+from dpsynth.privacy.accountant import Ledger, ZCDPComposition
+
+SIGMA = 20.0
+N = 4000
+
+
+def _table() -> pd.DataFrame:
+    """``flag``: 400 ones; ``small``: 400 ones, 300 twos, 200 threes; ``neg``: −1 and −2 (300 each); else 0."""
+    flag = np.zeros(N, dtype=int)
+    flag[:400] = 1
+    small = np.zeros(N, dtype=int)
+    small[:400], small[400:700], small[700:900] = 1, 2, 3
+    neg = np.zeros(N, dtype=int)
+    neg[:300], neg[300:600] = -1, -2
+    return pd.DataFrame({"flag": flag, "small": small, "neg": neg})
+
+
+def _column(table: pd.DataFrame, name: str) -> ColumnDiscovery:
+    """A column as if its profile showed its zeros alone (the state in which the decades are asked)."""
+    col = ColumnDiscovery(ColumnHint(), as_discovery_table(table).column(name), parse_discover({"epsilon": 1.0}))
+    col.kind, col.integral, col.zero_spike, col.non_null = "numeric", True, True, float(len(table))
+    col.bounds, col.core = (-1.5e-6, 2e-6), ((0.0, 1e-6), (0.0, 1e-6))
+    return col
+
+
+def _bounds(col: ColumnDiscovery) -> tuple[int, int]:
+    """The integer bounds the column's spec gets (``_numeric``: ceil and floor of seen_integers)."""
+    lo, hi = seen_integers(col, 0.0, 0.0)
+    return math.ceil(lo), math.floor(hi)
+
+
+def _stage(seed: int, name: str) -> ColumnBudget:
+    """A stage budget whose per-integer histogram (UNIT_SHARE of it) has noise σ = SIGMA."""
+    rho = 1.0 / (2.0 * SIGMA**2) / UNIT_SHARE
+    return ColumnBudget(rho, True, 1.0, Ledger(1.0, 1e-6, ZCDPComposition()), np.random.default_rng(seed), name)
+
+
+@pytest.mark.parametrize("name, bounds", [("flag", (0, 1)), ("small", (0, 3)), ("neg", (-2, 0))])
+def test_the_first_decade_is_cut_at_its_last_integer_with_data(name, bounds):
+    """Before: the decade [1, 10) kept as bounds, so a flag became 0 … 10 (email's ``spam``)."""
+    table = _table()
+    col = _column(table, name)
+    probe(col, _stage(3, name))
+    assert _bounds(col) == bounds
+    assert col.few  # still one bin per integer
+
+
+def test_the_integers_are_charged_their_share_and_read_off_noisy_counts_only(monkeypatch):
+    """The per-integer histogram is charged UNIT_SHARE of the stage (the decades TAIL_SHARE), and the bounds read
+    only mechanism outputs: on D' (the flag's ones moved to 7) with D's outputs replayed, the same bounds."""
+    table = _table()
+    outputs: list = []
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: outputs.append(out))
+    col, stage = _column(table, "flag"), _stage(5, "flag")
+    probe(col, stage)
+    units = [c for c in stage.ledger.charges if "per integer" in c.measured]
+    decades = [c for c in stage.ledger.charges if "public decade" in c.measured]
+    assert len(units) == 1 and units[0].rho == pytest.approx(UNIT_SHARE * stage.amount, rel=1e-9)
+    assert len(decades) == 1 and decades[0].rho == pytest.approx(TAIL_SHARE * stage.amount, rel=1e-9)
+    assert math.fsum(c.rho for c in stage.ledger.charges) <= stage.amount * (1 + 1e-9)
+    assert UNITS.size - 1 == 21 and len(outputs) == 2
+    replayed = iter(outputs)
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: np.array(next(replayed), copy=True))
+    other = table.assign(flag=np.where(table["flag"] == 1, 7, 0))
+    again = _column(other, "flag")
+    probe(again, _stage(5, "flag"))
+    assert _bounds(again) == _bounds(col) == (0, 1)
+
+
+# -- tied.py: when an integral column's first fine histogram is measured again per integer
+
+def _budget(sigma: float) -> ColumnBudget:
+    return ColumnBudget(1.0 / (2.0 * sigma**2), True, 1.0, Ledger(1.0, 1e-6, ZCDPComposition()),
+                        np.random.default_rng(0), "x")
+
+
+def test_a_ring_cell_past_tied_years_does_not_hide_them():
+    """anes_therms' years (cells of 50): the support reached a fourth cell by a ring on noise alone (313 rows
+    under the cut of 333); its core, the cells past their own cut, is two cells holding all the rows: tied.  A
+    support of four cells each past the cut is not (deterministic: post-processing of given counts)."""
+    noisy = np.zeros(126)
+    noisy[[23, 25, 26]] = [313.0, 20911.0, 12797.0]
+    budget = _budget(77.0)
+    assert budget.block_cut(1, 126) > 313.0
+    assert tied_cells(noisy, (23, 26), budget, non_null=34000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
+    noisy[[23, 24]] = 5000.0
+    assert not tied_cells(noisy, (23, 26), budget, non_null=34000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
+    assert not tied_cells(noisy, (25, 26), budget, non_null=60000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
+    assert filled((0, 34), 3.0, 105.0) and not filled((0, 35), 3.0, 105.0) and not filled((0, 34), 1.0, 500.0)
+
+
+def _weeks(seed: int, n: int = 28000) -> pd.DataFrame:
+    """Weeks worked in two years (nlswork's ``wks_work``): 14% at 52, 9% at 104, 7% at 98, the rest even over
+    0-104."""
+    rng = np.random.default_rng(seed)
+    spikes = rng.choice([52, 104, 98], size=n, p=np.array([14, 9, 7]) / 30)
+    return pd.DataFrame({"weeks": np.where(rng.random(n) < 0.3, spikes, rng.integers(0, 105, size=n))})
+
+
+def test_few_integers_for_the_rows_are_measured_one_cell_each():
+    """A coarse range of about 300 integers (the profile's buckets to [100, 150) and two more) is more than the
+    rows fill (cells of 3 first), but the support, 105 integers, is not: the rest of the budget measures one cell
+    per integer, so the spikes at 52, 98 and 104 are not spread over cells of 3 (before: cells of 3 again).  At the
+    ρ used the first fine histogram has σ ≈ 80 (cut ≈ 320 over 128 cells, fill ≈ 175 integers): the support
+    would need 70 integers of false cells past its ends to fail (below 1e-6)."""
+    rho = 1.0 / (2.0 * 80.0**2) / (0.6 * 0.7)
+    spec = parse_discover({"epsilon": 1.0, "delta": 5e-7})
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    found = discover_schema(_weeks(0), spec, ledger=ledger, rng=np.random.default_rng(0), rho=rho)
+    cells = np.asarray(found.evidence["weeks"].cells)
+    assert any("one cell per integer" in x for x in found.columns["weeks"]["learned"])
+    assert np.all(np.diff(cells) == 1.0) and cells[0] <= 0.5 and cells[-1] >= 103.5
+
+
+class _Replay:
+    """Records a discovery's mechanism outputs; replays them on another table."""
+
+    def __init__(self):
+        self.mode, self.calls, self.i = "record", [], 0
+
+    def __call__(self, mechanism, true, output, info):
+        if self.mode == "record":
+            self.calls.append(output)
+            return None
+        out = self.calls[self.i]
+        self.i += 1
+        return out if np.ndim(out) == 0 else np.array(out, copy=True)
+
+
+def test_tied_years_are_read_off_noisy_counts_only(monkeypatch):
+    """Survey years (even, 1978-2012) at a budget whose rows fill few cells (σ ≈ 60 on the first fine histogram:
+    cells of a few hundred years, the support two cells): tied, one cell per integer.  On D' (the years moved to
+    1100-1134, outside those cells) with D's noisy outputs replayed: the same schema."""
+    rng = np.random.default_rng(1)
+    d = pd.DataFrame({"year": 1978 + 2 * rng.integers(0, 18, size=6000)})
+    rho = 1.0 / (2.0 * 60.0**2) / (0.6 * 0.7)
+    spec = parse_discover({"epsilon": 1.0, "delta": 5e-7})
+    replay = _Replay()
+    monkeypatch.setattr(mechanisms, "recorder", replay)
+    found = discover_schema(d, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()), rng=np.random.default_rng(2),
+                            rho=rho)
+    assert any("tied integers" in x for x in found.columns["year"]["learned"])
+    replay.mode = "replay"
+    again = discover_schema(d.assign(year=d["year"] - 878), spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()),
+                            rng=np.random.default_rng(2), rho=rho)
+    assert replay.i == len(replay.calls) and again.schema == found.schema
