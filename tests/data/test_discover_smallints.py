@@ -23,7 +23,7 @@ from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.spec import ColumnHint
 from dpsynth.data.discover.tables import as_discovery_table
 from dpsynth.data.discover.tail import TAIL_SHARE, UNIT_SHARE, UNITS, probe
-from dpsynth.data.discover.tied import filled, tied_cells
+from dpsynth.data.discover.tied import tied_cells, which
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
@@ -114,7 +114,11 @@ def test_a_ring_cell_past_tied_years_does_not_hide_them():
     noisy[[23, 24]] = 5000.0
     assert not tied_cells(noisy, (23, 26), budget, non_null=34000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
     assert not tied_cells(noisy, (25, 26), budget, non_null=60000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
-    assert filled((0, 34), 3.0, 105.0) and not filled((0, 35), 3.0, 105.0) and not filled((0, 34), 1.0, 500.0)
+    kw = {"non_null": 60000.0, "few_cells": FEW_CELLS, "concentrated": CONCENTRATED}  # (not concentrated: not tied)
+    assert which(noisy, (0, 34), budget, 3.0, integral=True, most=105.0, **kw) == (False, True)
+    assert which(noisy, (0, 35), budget, 3.0, integral=True, most=105.0, **kw) == (False, False)
+    assert which(noisy, (0, 34), budget, 1.0, integral=True, most=500.0, **kw) == (False, False)
+    assert which(noisy, (0, 34), budget, 3.0, integral=False, most=500.0, **kw) == (False, False)
 
 
 def _weeks(seed: int, n: int = 28000) -> pd.DataFrame:
@@ -136,7 +140,7 @@ def test_few_integers_for_the_rows_are_measured_one_cell_each():
     ledger = Ledger(1.0, 1e-6, ZCDPComposition())
     found = discover_schema(_weeks(0), spec, ledger=ledger, rng=np.random.default_rng(0), rho=rho)
     cells = np.asarray(found.evidence["weeks"].cells)
-    assert any("one cell per integer" in x for x in found.columns["weeks"]["learned"])
+    assert any("few integers for the rows" in x for x in found.columns["weeks"]["learned"])
     assert np.all(np.diff(cells) == 1.0) and cells[0] <= 0.5 and cells[-1] >= 103.5
 
 

@@ -639,8 +639,8 @@ MUTANTS += [
     dict(id="discover-tied-true-counts", file=DCOL,
          why="issue 27 (small integers): whether an integral column's wide cells hold tied values (measured again "
              "per integer) read off the true counts of its first fine histogram",
-         old="            tied_cells(noisy, found, first, non_null=",
-         new="            tied_cells(self.profile.cell_counts(grid) * 1.0, found, first, non_null=",
+         old="        few, units = which(noisy, found, first, width,",
+         new="        few, units = which(self.profile.cell_counts(grid) * 1.0, found, first, width,",
          tests=["tests/data/test_discover_smallints.py::test_tied_years_are_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-threes-true-counts", file=DLAT,
          why="issue 27 (zero-heavy): the factor 3 of a step read off the true counts of multiples of 3",

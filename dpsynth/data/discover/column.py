@@ -36,7 +36,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
-from dpsynth.data.discover.tied import filled, tied_cells
+from dpsynth.data.discover.tied import per_integer, which
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import CONFIRM, TIED, widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
@@ -489,9 +489,8 @@ class ColumnDiscovery:
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
-        few = integral and width > 1 and self.log_from is None and \
-            tied_cells(noisy, found, first, non_null=self.non_null, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
-        units = integral and self.log_from is None and filled(found, width, min(fill, UNIT_CELLS))  # (tied.py)
+        few, units = which(noisy, found, first, width, integral=integral and self.log_from is None, non_null=self.non_null,
+                           most=min(fill, UNIT_CELLS), few_cells=FEW_CELLS, concentrated=CONCENTRATED)  # (tied.py)
         discrete = not integral and self._discrete(noisy, found, first, delta)
         if discrete and self._labels(rest, delta):
             return lo, hi, None, None
@@ -502,7 +501,9 @@ class ColumnDiscovery:
             self._spikes = (spikes, (grid[heavy], grid[heavy + 1]), delta)
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
-        elif found is not None and (few or units) and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
+        elif found is not None and units:  # few integers for the rows, not tied: one cell each (tied.py)
+            return per_integer(self, rest, grid, widen(found, grid, self.core, noisy, first), noisy, first)
+        elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
             # tied integers in a short range (years): one cell per integer over the support; its own support
             # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
             # heavy integers nor spread over empty ones
