@@ -23,7 +23,7 @@ from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.spec import ColumnHint
 from dpsynth.data.discover.tables import as_discovery_table
 from dpsynth.data.discover.tail import TAIL_SHARE, UNIT_SHARE, UNITS, probe
-from dpsynth.data.discover.tied import tied_cells, which
+from dpsynth.data.discover.tied import SPIKE, tied_cells, which
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
@@ -116,9 +116,9 @@ def test_a_ring_cell_past_tied_years_does_not_hide_them():
     assert not tied_cells(noisy, (25, 26), budget, non_null=60000.0, few_cells=FEW_CELLS, concentrated=CONCENTRATED)
     kw = {"non_null": 60000.0, "few_cells": FEW_CELLS, "concentrated": CONCENTRATED}  # (not concentrated: not tied)
     weeks = np.full(126, 500.0)
-    weeks[17] = 4.0 * 500.0  # 52 weeks inside [51, 54): a spike SPIKE times the median cell
+    weeks[17] = SPIKE * 500.0  # 52 weeks inside [51, 54): a spike SPIKE times the median cell
     assert which(weeks, (0, 34), budget, 3.0, integral=True, most=105.0, **kw) == (False, True)
-    weeks[17] = 1900.0  # smooth (credit's Age): the wide cells measured again instead
+    weeks[17] = SPIKE * 500.0 - 100.0  # smoother: the wide cells measured again instead
     assert which(weeks, (0, 34), budget, 3.0, integral=True, most=105.0, **kw) == (False, False)
     assert which(noisy, (0, 35), budget, 3.0, integral=True, most=105.0, **kw) == (False, False)
     assert which(noisy, (0, 34), budget, 1.0, integral=True, most=500.0, **kw) == (False, False)
