@@ -89,7 +89,7 @@ import yaml
 
 from dpsynth.data.discover.allot import TARGET_SHARE, run_columns
 from dpsynth.data.discover.column import FINE_CELLS, MIN_CELLS, PROFILE_SHARE, ColumnDiscovery, plain
-from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, coarse_grid, fine_cells
+from dpsynth.data.discover.noise import DEFAULT_RANGE, OUTER_RANGE, ColumnBudget, coarse_grid, fine_cells
 from dpsynth.data.discover.spec import _HINT_KEYS, ColumnHint, DiscoverSpec, Discovery, parse_discover
 from dpsynth.data.discover.tables import DiscoveryTable, as_discovery_table
 from dpsynth.errors import ConfigError, DataError
@@ -205,7 +205,8 @@ def discover_schema(
     out.public = [
         "the column names (the input's header)",
         "the hints given for each column (type, categories, bounds, bins, missing)",
-        (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted, "
+        (f"the public candidate grids: default range [{DEFAULT_RANGE[0]:g}, {DEFAULT_RANGE[1]:g}] unless hinted "
+         f"(with outer buckets to {OUTER_RANGE[0]:g} and {OUTER_RANGE[1]:g}), "
          f"fine cells of round widths ({MIN_CELLS} to {FINE_CELLS}, or one per integer, or E-series numbers for "
          "a skewed column; point-mass candidates: the cells' edges, the buckets' edges and top-codes ±(10^k − 1), "
          "without δ (with δ: partition selection over the observed numbers); "

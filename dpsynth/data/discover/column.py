@@ -18,6 +18,7 @@ from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
+    OUTER_RANGE,
     ColumnBudget,
     coarse_grid,
     fine_cells,
@@ -216,7 +217,7 @@ class ColumnDiscovery:
         self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
         self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
-        ext = np.concatenate([[edges[0]], edges, [edges[-1]]])  # the outer buckets end at the range
+        ext = np.concatenate([[OUTER_RANGE[0]], edges, [OUTER_RANGE[1]]])  # the outer buckets end at the outer range
         found = coarse_support(per_bucket, ext, budget.split(0.5)[0]) if budget.zcdp else \
             coarse_support(per_bucket, ext, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
                                                          budget.ledger, budget.rng, budget.name))

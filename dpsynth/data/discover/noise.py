@@ -27,11 +27,16 @@ from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.mechanisms import discrete_gaussian_mechanism, geometric_mechanism
 from dpsynth.privacy.selection import gaussian_partition_selection_mechanism, partition_selection_mechanism
 
-__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "log_cells",
+__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "OUTER_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "log_cells",
            "quantile_edges", "support"]
 
 DEFAULT_RANGE = (-1e9, 1e9)
-"""The public coarse range of a numeric column without bound hints."""
+"""The public coarse range of a numeric column without bound hints: its logarithmic buckets' span."""
+
+OUTER_RANGE = (-1e15, 1e15)
+"""Where the profile's two outer buckets, beyond DEFAULT_RANGE, end (issue 27: gapminder's GDP in dollars, 4e7 to
+1.2e13, was clamped below 1e9; a bucket [1e9, 1e15) that passes lets the fine histogram find the extent).  The
+buckets themselves are unchanged, so the profile's noise and cuts are the same as before for every column."""
 
 BUCKET_MISS = 0.01
 """Probability that some empty cell of a histogram passes its cut (and widens the bounds)."""
