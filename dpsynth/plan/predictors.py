@@ -113,8 +113,9 @@ def _mwem_pgm(f: Facts, p, sd: float) -> AlgorithmPlan:
     cand_list = pgm_candidates(f.config.marginals)
     cands = len(cand_list)
     cand_cells = sum(f.config.domain.cells(c) for c in cand_list)
-    # the tree grows by about one candidate per round, up to model_cells
-    tree = min(p.model_cells, sum(f.config.domain.sizes) + T * cand_cells // max(cands, 1))
+    batch = int(getattr(p, "batch", 1) or 1)  # measurements per round (one refit each round)
+    # the tree grows by about one candidate per measurement, up to model_cells
+    tree = min(p.model_cells, sum(f.config.domain.sizes) + T * batch * cand_cells // max(cands, 1))
     memory = {
         "exact counts cached by the engine": _COUNT_CELL * f.total_cells,
         "candidate tables (exact counts)": _COUNT_CELL * f.total_cells,
@@ -127,9 +128,11 @@ def _mwem_pgm(f: Facts, p, sd: float) -> AlgorithmPlan:
         work={**_counting(f, cands + len(f.config.domain.sizes)), "mwem_score": T * cand_cells,  # + 1-way init
               "mwem_candidates": T * cands,
               "mwem_pgm": (T * p.round_iterations + p.final_iterations) * tree},
-        queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds",
+        queries=f"{cands} candidate marginals (the workload and its subsets), about {T} rounds"
+        + (f" of {batch} measurements" if batch > 1 else ""),
         noise_sd=sd, noise_note="on each measured marginal, first rounds",
-        notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)"],
+        notes=["variant pgm: the estimator is refitted after every measurement (docs/mwem.md)" if batch == 1 else
+               f"variant pgm: the estimator is refitted after every round of {batch} measurements (docs/mwem.md)"],
     )
 
 

@@ -205,3 +205,21 @@ def test_n_private_size_decisions_use_public_figures_only(runner, tmp_path):
             for i, x in enumerate((d, d1))]
     assert rels[0].exit_code == rels[1].exit_code
     assert rels[0].stderr == rels[1].stderr
+
+
+def test_plan_noise_of_mwem_batches_is_a_measurement_of_half_the_round(runner, tmp_path):
+    """``auto`` with δ > 0 runs ``mwem`` with ``batch: 2``: each of a round's two measurements gets half its
+    ρ, so the noise plan prints is the first measurement's in the release's ledger, sd = 1/sqrt(2ρ) (histogram
+    L2 sensitivity 1 under add-remove), not the whole round's (√2 smaller)."""
+    cfg = _config(tmp_path, algorithm={"name": "auto"}, privacy={"epsilon": 1.0, "delta": 1e-9, "n": "public"},
+                  workload={"marginals": [["age", "workclass"], ["sex", "race"]]})
+    res = runner.invoke(app, ["plan", "-c", str(cfg), "--rows", "2000"])
+    assert res.exit_code == 0, res.stderr
+    sd = float(res.stdout.split("Noise: standard deviation ")[1].split()[0])
+    out = tmp_path / "rows.csv"
+    res = runner.invoke(app, ["release", "-c", str(cfg), "-i", ADULT, "-o", str(out), "--seed", "1"])
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(out.with_name(out.name + ".report.json").read_text())
+    assert report["algorithm"]["details"]["batch"] == 2
+    first = next(c for c in report["ledger"] if c["stage"] == "mwem-measure")
+    assert sd == pytest.approx(1.0 / (2.0 * first["rho"]) ** 0.5, rel=1e-3)

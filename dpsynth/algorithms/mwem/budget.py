@@ -16,7 +16,7 @@ import numpy as np
 
 from dpsynth.algorithms.base import AlgorithmContext
 from dpsynth.algorithms.mwem.params import Params, candidate_count, count_candidates, effective_iterations, resolve
-from dpsynth.algorithms.mwem_pgm import budget_plan_pgm, round_budget
+from dpsynth.algorithms.mwem_pgm import batch_size, budget_plan_pgm, round_budget
 from dpsynth.algorithms.spec import PlannedStage
 from dpsynth.errors import ConfigError
 from dpsynth.privacy.accountant import bounded_range_epsilon, split_budget, zcdp_available, zcdp_to_approx_dp
@@ -201,6 +201,6 @@ def measure_deviation(ctx: AlgorithmContext, params: Params) -> float:
     l1, l2 = ctx.neighbouring.histogram_l1, ctx.neighbouring.histogram_l2
     if params.variant == "pgm":
         budget = round_budget(params, _available(ctx, zcdp), zcdp=zcdp, rounds=True)
-        return budget.deviation(budget.take()[1], l1, l2)
+        return budget.deviation(budget.take()[1] / batch_size(params), l1, l2)  # each of a round's measurements
     part = _Budget(ctx, params, rounds(ctx, params)).measure[0]
     return l2 / math.sqrt(2.0 * part) if zcdp else math.sqrt(2.0) * l1 / part
