@@ -261,7 +261,8 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
         limit = max(int(spent_share * params.model_cells), model.cells)
         allowed = [i for i, b in enumerate(model_bounds(model, cands, bounds)) if b <= limit]
         limits.append(limit)
-        est = [fold(e, cands[i]) for e, i in zip(projections(model, [cands[i] for i in allowed]), allowed)]
+        full = projections(model, [cands[i] for i in allowed])
+        est = [fold(e, cands[i]) for e, i in zip(full, allowed)]
         w = weight[allowed]
         errors = np.array([np.abs(true[cands[i]] - e).sum() for i, e in zip(allowed, est)])
         scores = w * (errors - _SQRT_2_PI * sd * cells[allowed])
@@ -274,7 +275,7 @@ def run(ctx: AlgorithmContext, params: Params, *, rng: np.random.Generator) -> A
                                      stage="aim-measure", measured=_label(ctx, attrs)), dtype=float)
         _log_round(log, [cands[i] for i in allowed], est, bins, select_eps, float(w.max()) * nb.histogram_l1,
                    float(np.abs(values - est[pick]).sum()), values.size, noise, sd if zcdp else sd / math.sqrt(2.0),
-                   sd, weights=w, chosen_weight=float(w[pick]))
+                   sd, weights=w, chosen_weight=float(w[pick]), full=full)
         query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
         if query is None:  # a binned measurement is in the ledger and the model, not a per-value marginal
             released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))

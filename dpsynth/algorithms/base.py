@@ -106,11 +106,13 @@ class SelectionRound:
 
 @dataclass
 class SelectionLog:
-    """The rounds of an adaptive selection and, per candidate marginal scored on its full (unbinned) cells, the
-    last round it was a candidate in, the model's marginal it was scored against then (counts) and its weight."""
+    """The rounds of an adaptive selection and, per candidate marginal, the last round it was a candidate in, the
+    model's marginal over its full cells then (counts), its weight, the number of cells it was scored on (fewer
+    than the full cells when ``compress`` merged rare values into bins) and the model's mass then on its cells
+    of merged bins (0 when none)."""
 
     rounds: list[SelectionRound] = field(default_factory=list)
-    last_scored: dict[tuple[int, ...], tuple[int, np.ndarray, float]] = field(default_factory=dict)
+    last_scored: dict[tuple[int, ...], tuple[int, np.ndarray, float, int, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

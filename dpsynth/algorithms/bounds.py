@@ -40,7 +40,10 @@ quantile).  Hence, for every candidate r of round t,
 
     ‖M_r(D) − M_r(p̂_t)‖₁ ≤ c_r + (w_{r_t}·(‖y − M_{r_t}(p̂_t)‖₁ + q_z − c_{r_t}) + (2Δ/ε_t)(ln C_t + λ)) / w_r,
 
-and the released model's error adds ‖M_r(p̂_t) − ñ·p̂_r‖₁ (triangle inequality); a workload marginal s ⊆ r
+and the released model's error adds ‖M_r(p̂_t) − ñ·p̂_r‖₁ (triangle inequality).  A candidate that ``compress``
+scored in bins (rare values merged) is bounded in its bins; over its full cells a bin b holding several cells adds
+at most 2·M_b(p̂_t) (Σ_{c∈b} |d_c − p_c| ≤ |d_b − p_b| + 2·min(d_b, p_b)), so its bound adds twice the model's mass
+on its merged bins (post-processing of the model).  A workload marginal s ⊆ r
 inherits the bound (summing cells out never increases an L1 distance).  Each s uses the last round one of
 its supersets was scored (unbinned) in; since that round is picked after the fact, round t (1-based) is
 charged α_z·6/(π²t²) (Σ 6/(π²t²) = 1), half for the selection's λ and half for q_z.  These bounds are looser
@@ -136,13 +139,13 @@ def selection_bound(s: tuple[int, ...], log: SelectionLog, model, *, n: float, n
     if not sups:
         return None
     r = max(sups, key=lambda c: (log.last_scored[c][0], -log.last_scored[c][1].size, tuple(-a for a in c)))
-    t, scored, weight = log.last_scored[r]
+    t, scored, weight, scored_cells, merged = log.last_scored[r]
     rd = log.rounds[t]
     share = alpha * 6.0 / (math.pi**2 * (t + 1) ** 2) / 2.0  # half for the selection, half for the noise
     charge = math.sqrt(2.0 / math.pi) * rd.deviation
     q = l1_quantile(rd.noise, rd.scale, rd.cells, alpha=share)
     slack = 2.0 * rd.sensitivity / rd.epsilon * (math.log(rd.candidates) + math.log(1.0 / share))
-    then = charge * scored.size + (rd.weight * (rd.residual + q - charge * rd.cells) + slack) / weight
+    then = charge * scored_cells + (rd.weight * (rd.residual + q - charge * rd.cells) + slack) / weight + 2.0 * merged
     final = np.asarray(model.project(r), dtype=float)
     total = final.sum()
     if total <= 0:

@@ -339,8 +339,8 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
         removed_by_size = max(removed_by_size, len(cands) - len(allowed))
         if not allowed:
             break
-        est = dict(zip([c for c, _ in allowed], projections(model, [c for c, _ in allowed])))
-        est = {c: fold(e, c) for c, e in est.items()}
+        full = dict(zip([c for c, _ in allowed], projections(model, [c for c, _ in allowed])))
+        est = {c: fold(e, c) for c, e in full.items()}
         select_eps = budget.select_epsilon(sel_part / k)
         draws = _select_batch(ctx, allowed, est, true, cells, model.cells, k, sd=sd, cap=params.model_cells,
                               epsilon=select_eps, rng=rng, label=f"round {t + 1}")
@@ -351,7 +351,7 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
                                          rng=rng, stage="mwem-measure", measured=_label(ctx, attrs)), dtype=float)
             _log_round(log, offered, [est[c] for c in offered], bins, select_eps, nb.histogram_l1,
                        float(np.abs(values - est[attrs]).sum()), values.size, noise,
-                       sd if zcdp else sd / math.sqrt(2.0), scored_sd)
+                       sd if zcdp else sd / math.sqrt(2.0), scored_sd, full=[full[c] for c in offered])
             query = bins.query(attrs, sizes) if bins is not None and bins.binned(attrs) else None
             if query is None:
                 released.append(NoisyMarginal(attrs, values, sd if zcdp else sd / math.sqrt(2.0), noise))
@@ -402,13 +402,19 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
 
 
 def _log_round(log: SelectionLog, allowed, est, bins, epsilon, sensitivity, residual, cells, noise, scale,
-               sd, weights=None, chosen_weight: float = 1.0) -> None:
+               sd, weights=None, chosen_weight: float = 1.0, full=None) -> None:
     """Record round len(log.rounds) for the bounds of unmeasured marginals (post-processing: the model's marginals
     the scores were computed against, and the chosen measurement's residual against its noisy values).
-    ``weights``: the candidates' workload weights (``aim``; None: unweighted scores)."""
+    ``weights``: the candidates' workload weights (``aim``; None: unweighted scores); ``full``: the candidates'
+    model marginals before ``compress``'s bins (a binned candidate is recorded with them, the number of cells it
+    was scored on, and the model's mass on its bins of two or more values; without ``full`` it is skipped)."""
     t = len(log.rounds)
     for i, (c, e) in enumerate(zip(allowed, est)):  # loop over candidates (references to arrays already computed)
+        w = 1.0 if weights is None else float(weights[i])
         if bins is None or not bins.binned(c):
-            log.last_scored[c] = (t, e, 1.0 if weights is None else float(weights[i]))
+            log.last_scored[c] = (t, e, w, int(np.asarray(e).size), 0.0)
+        elif full is not None:
+            members = bins.apply(np.ones(np.shape(full[i])), c)
+            log.last_scored[c] = (t, full[i], w, int(np.asarray(e).size), float(np.asarray(e)[members > 1.5].sum()))
     log.rounds.append(SelectionRound(float(epsilon), float(sensitivity), len(allowed), float(residual), noise,
                                      float(scale), int(cells), float(sd), float(chosen_weight)))

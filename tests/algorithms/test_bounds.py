@@ -155,7 +155,7 @@ def test_selection_bound_formula_and_its_row():
     then = np.full((2, 2), 250.0)  # the model's (0, 2) marginal when round 2 scored it
     log = SelectionLog(rounds=[SelectionRound(0.3, 1.0, 4, 55.0, "gaussian", 9.0, 4, 9.0),
                                SelectionRound(0.5, 1.0, 3, 40.0, "gaussian", 8.0, 8, 8.0)],
-                       last_scored={(0, 2): (1, then, 1.0), (1, 2): (0, np.full((2, 2), 250.0), 1.0)})
+                       last_scored={(0, 2): (1, then, 1.0, 4, 0.0), (1, 2): (0, np.full((2, 2), 250.0), 1.0, 4, 0.0)})
     bound, source = selection_bound((0, 2), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
     share = 0.05 * 6 / (math.pi**2 * 4) / 2
     charge = math.sqrt(2 / math.pi) * 8.0
@@ -178,10 +178,38 @@ def test_a_weighted_selection_divides_by_the_candidates_weight():
     joint = np.full((2, 2, 2), 125.0)
     then = joint.sum(axis=1)
     log = SelectionLog(rounds=[SelectionRound(0.5, 3.0, 3, 40.0, "laplace", 6.0, 8, 6.0 * math.sqrt(2), 3.0)],
-                       last_scored={(0, 2): (0, then, 2.0)})
+                       last_scored={(0, 2): (0, then, 2.0, 4, 0.0)})
     bound, _ = selection_bound((0,), log, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
     share = 0.05 * 6 / math.pi**2 / 2
     charge = math.sqrt(2 / math.pi) * 6.0 * math.sqrt(2)
     q = l1_quantile("laplace", 6.0, 8, alpha=share)
     slack = 2 * 3.0 / 0.5 * (math.log(3) + math.log(1 / share))
     assert bound == pytest.approx((charge * 4 + (3.0 * (40.0 + q - charge * 8) + slack) / 2.0) / 1000.0, rel=1e-12)
+
+
+def test_a_candidate_scored_in_bins_adds_twice_the_models_mass_on_its_merged_bins():
+    """``compress`` scored (0, 2) in 3 cells (two of c's values merged): the bound charges the 3 scored cells and
+    adds 2 × the model's mass on the merged bin (Σ_{c∈b} |d_c − p_c| ≤ |d_b − p_b| + 2·p_b), here 2 × 90."""
+    joint = np.full((2, 2, 2), 125.0)
+    then = joint.sum(axis=1)
+    plain = SelectionLog(rounds=[SelectionRound(0.5, 1.0, 3, 40.0, "gaussian", 8.0, 3, 8.0)],
+                         last_scored={(0, 2): (0, then, 1.0, 3, 0.0)})
+    merged = SelectionLog(rounds=plain.rounds, last_scored={(0, 2): (0, then, 1.0, 3, 90.0)})
+    a, _ = selection_bound((0, 2), plain, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
+    b, _ = selection_bound((0, 2), merged, Fixed(joint), n=1000.0, n_margin=0.0, alpha=0.05)
+    assert b - a == pytest.approx(180.0 / 1000.0, rel=1e-12)
+
+
+def test_binned_candidates_are_logged_with_their_merged_mass():
+    """mwem_pgm._log_round: a candidate holding a binned column is recorded with its full marginal, the cells it
+    was scored on and the folded model mass on bins of two or more values."""
+    from dpsynth.algorithms.compression import Bins
+    from dpsynth.algorithms.mwem_pgm import _log_round
+
+    bins = Bins([None, np.array([0, 0, 1])])  # column 1's first two values share a bin
+    full = np.array([[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]])
+    folded = bins.apply(full, (0, 1))
+    log = SelectionLog()
+    _log_round(log, [(0, 1)], [folded], bins, 0.5, 1.0, 3.0, 4, "gaussian", 2.0, 2.0, full=[full])
+    t, scored, w, cells, mass = log.last_scored[(0, 1)]
+    assert t == 0 and scored is full and w == 1.0 and cells == 4 and mass == pytest.approx(10 + 20 + 40 + 50)
