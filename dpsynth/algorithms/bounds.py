@@ -226,7 +226,7 @@ def error_bounds(workload, names, sizes, measured: Sequence[NoisyMarginal], mode
     unbounded = found_bounds.count(None)
     if unbounded:
         out["reason_unbounded"] = (f"{unbounded} workload marginal(s) are contained in no released marginal and in "
-                                   "no marginal the selection scored on its full cells: no bound is given for them "
+                                   "no marginal an adaptive selection scored: no bound is given for them "
                                    "(the model's answer there is an extrapolation)")
     return out
 
