@@ -47,7 +47,11 @@ were diagnosed afterwards.) A second fresh group of the eighth session: group ``
 ``migraine``, ``young_males``, ``contagious_diseases``, ``phone_churn``), exported with hand-written schemas only
 and RESERVED for the closing check of issue 27 after ``held-out-8``'s: nobody runs ``bench_raw``, ``schema
 discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on
-them, before that check.
+them, before that check. Fresh held-out tables of the ninth session: group ``held-out-10`` (``births``,
+``stackoverflow``, ``botswana_fertility``, ``car_exports``, ``close_elections``, ``college_distance``,
+``county_murders``), exported with hand-written schemas only and RESERVED for the closing check of issue 27
+after ``held-out-9``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor
+looks at how discovery treats them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -172,6 +176,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                             "US state-year disease counts 1928-2011, 16,065 x 6: 51 states, counts to 132,342"),
     "phone_churn": ("modeldata", "mlc_churn", "held-out-9",
                     "phone customers' churn (artificial), 5,000 x 20: 51 states, charge = rate x minutes"),
+    # session 9: RESERVED for issue 27's closing check after held-out-9's, never run (zero-config)
+    "births": ("mosaicData", "Births", "held-out-10",
+               "US daily births 1969-1988, 7,305 x 8: a unique ISO date per row, weekday, date parts"),
+    "stackoverflow": ("modeldata", "stackoverflow", "held-out-10",
+                      "Stack Overflow survey 2017, 5,594 x 21: salaries in USD, 13 0/1 role flags, size bands"),
+    "botswana_fertility": ("wooldridge", "fertil2", "held-out-10",
+                           "Botswana 1988 DHS women, 4,361 x 27: marriage columns 52% null, age squared"),
+    "car_exports": ("stevedata", "eq_passengercars", "held-out-10",
+                    "IMF car export quality 1963-2014, 60,424 x 6: 166 countries, value 0.1-1e8, 31% null"),
+    "close_elections": ("causaldata", "close_elections_lmb", "held-out-10",
+                        "US House elections 1948-1990, 13,588 x 9: election id, signed ADA score, vote shares"),
+    "college_distance": ("AER", "CollegeDistance", "held-out-10",
+                         "High School and Beyond 1980 seniors, 4,739 x 14: test score, county unemployment, tuition"),
+    "county_murders": ("wooldridge", "countymurders", "held-out-10",
+                       "US county-year murders 1980-1996, 37,349 x 20: percentages, real per-capita dollars, ids"),
 }
 
 

