@@ -687,6 +687,19 @@ MUTANTS += [
          new="        t = self.profile.profile_counts(edges) * 1.0\n"
              "        found = coarse_support(t[3:3 + nb] + t[3 + nb:], ext, budget.split(0.5)[0]) if budget.zcdp else \\\n",
          tests=["tests/data/test_discover_small.py::test_bounds_read_only_mechanism_outputs"]),
+    dict(id="discover-reach-zero-true-buckets", file=DCOL,
+         why="issue 27: whether the coarse range reaches 0 decided on the true first bucket with rows",
+         old="        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core)  # (coarse.py)\n",
+         new="        t = self.profile.profile_counts(edges)\n"
+             "        t = float(ext[np.flatnonzero(t[3:3 + nb] + t[3 + nb:])[0]])\n"
+             "        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), "
+             "((t, t), self.core[-1]) if self.core else None)\n",
+         tests=["tests/data/test_discover_reach.py::test_reaching_zero_reads_only_mechanism_outputs"]),
+    dict(id="discover-mirror-no-cut", file="dpsynth/data/discover/coarse.py",
+         why="issue 27: the mirrored side of a one-signed support kept when its noisy sum is positive (no cut)",
+         old="    passed = sums >= np.array([budget.block_cut(int(w), tests) for w in ends - starts])\n",
+         new="    passed = sums > 0\n",
+         tests=["tests/data/test_discover_reach.py::test_an_empty_mirror_passes_at_most_bucket_miss"]),
     dict(id="discover-zoom-narrow-true-mass", file="dpsynth/data/discover/zoom.py",
          why="session 7: whether a zoom's support holds most of the rows (zoomed again) read off the true counts",
          old="            narrow(noisy, inner, disc.non_null):\n",

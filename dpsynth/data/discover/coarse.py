@@ -13,6 +13,18 @@ of 0 only (kershaw's ``HDev`` got bounds [−5, 0]).
 passes the cut of a sum of its buckets' noises even when no single bucket does.  The coarse support is the
 union of the buckets' support and the heaviest bucket of each decade that passes, so a signed column keeps
 both sides; the margins and the fine histogram find the extent.
+
+Two more reads of the same noisy buckets, for data the decades' cut (a family of ~200 tests) misses on a small
+table (issue 27):
+
+* **The mirror side** (:func:`mirror`): when the support holds one sign only, the buckets of the other sign at
+  the same decades are tested as a few blocks (each decade, and all of them together) under the cut of that
+  small family: kershaw's ``HPos`` (852 positive rows in [1, 10) against a decades' cut of ~860) keeps its
+  positive side, while a column of one sign passes an empty mirror with probability at most BUCKET_MISS.
+* **Reaching 0** (:func:`reach_zero`): a coarse range whose support (before the margins) holds one sign and
+  ends within :data:`ZERO_REACH` of its width from 0 starts at 0: the fine histogram's cells widen by at most that share
+  and its support (rings of doubling width) finds a thin tail toward 0 that no decade passed (course numbers
+  1–99 below a range read as [100, 700)); a narrow range far from 0 (a year, [2000, 3000)) is left alone.
 """
 
 from __future__ import annotations
@@ -23,7 +35,11 @@ import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, support
 
-__all__ = ["RUNS", "coarse_support", "decades"]
+__all__ = ["RUNS", "ZERO_REACH", "coarse_support", "decades", "mirror", "reach_zero"]
+
+ZERO_REACH = 0.25
+"""A coarse support of one sign whose end nearer 0 lies within this share of its width from 0 is widened to 0
+(:func:`reach_zero`)."""
 
 RUNS = 2
 """Windows of 1 to RUNS adjacent decades are tested (a signed column's rows near 0 span two decades, [0.1, 10))."""
@@ -62,13 +78,62 @@ def coarse_support(per_bucket: np.ndarray, ext: np.ndarray, budget: ColumnBudget
         best = hit + np.argmax(np.stack([runs[hit + j] for j in range(k)]), axis=0) if hit.size else hit
         kept[best] = True
     if not kept.any():
-        return found
+        if found is None:
+            return None
+        other = mirror(per_bucket, ext, *found, budget)
+        return found if other is None else (min(found[0], other), max(found[1], other))
     # each kept decade's heaviest bucket (its data's place; the margins and the fine histogram find the extent,
     # and a decimal year keeps its one bucket [2000, 3000) rather than the decade [1000, 10000))
     run = np.repeat(np.arange(starts.size), ends - starts)
     order = np.lexsort((-per_bucket, run))
     heavy = order[np.searchsorted(run[order], np.flatnonzero(kept))]
     first, last = int(heavy.min()), int(heavy.max())
-    if found is None:
-        return first, last
-    return min(first, found[0]), max(last, found[1])
+    if found is not None:
+        first, last = min(first, found[0]), max(last, found[1])
+    other = mirror(per_bucket, ext, first, last, budget)
+    return (first, last) if other is None else (min(first, other), max(last, other))
+
+
+def mirror(per_bucket: np.ndarray, ext: np.ndarray, first: int, last: int, budget: ColumnBudget) -> int | None:
+    """When buckets ``first`` … ``last`` hold one sign only: the heaviest bucket of the mirrored decades (the
+    other sign, magnitudes from the decade of the support's inner edge to that of its outer edge) when one of
+    them, or their sum, passes the cut of that family of sums (post-processing of the noisy buckets; all tests
+    together pass an empty mirror with probability at most BUCKET_MISS).  None otherwise."""
+    lower, upper = ext[:-1], ext[1:]
+    a, b = float(ext[first]), float(ext[last + 1])
+    if a < 0.0 < b:
+        return None
+    inner, outer = (a, b) if a >= 0.0 else (-b, -a)
+    inner = 10.0 ** math.floor(math.log10(inner) + 1e-9) if inner > 0.0 else 0.0
+    outer = 10.0 ** math.ceil(math.log10(outer) - 1e-9)
+    if a >= 0.0:
+        side = np.flatnonzero((upper <= -inner) & (lower >= -outer))
+    else:
+        side = np.flatnonzero((lower >= inner) & (upper <= outer))
+    if side.size == 0:
+        return None
+    starts = decades(ext[side[0]:side[-1] + 2]) + side[0]
+    ends = np.append(starts[1:], side[-1] + 1)
+    csum = np.concatenate([[0], np.cumsum(per_bucket)])
+    sums = csum[ends] - csum[starts]
+    tests = starts.size + 1
+    passed = sums >= np.array([budget.block_cut(int(w), tests) for w in ends - starts])
+    whole = csum[side[-1] + 1] - csum[side[0]] >= budget.block_cut(int(side.size), tests)
+    if not passed.any() and not whole:
+        return None
+    d = int(np.argmax(np.where(passed, sums, -np.inf))) if passed.any() else int(np.argmax(sums))
+    return int(starts[d] + np.argmax(per_bucket[starts[d]:ends[d]]))
+
+
+def reach_zero(lo: float, hi: float, core) -> tuple[float, float]:
+    """The coarse range [``lo``, ``hi``) widened to 0 when the buckets' support ``core`` (((first bucket's
+    edges), (last bucket's edges)), or None) holds one sign and its end nearer 0 is within :data:`ZERO_REACH`
+    of its width from 0 (post-processing of the profile's output; a year's [1500, 3000) is not)."""
+    if core is None:
+        return lo, hi
+    a, b = core[0][0], core[-1][1]
+    if 0.0 < a <= ZERO_REACH * (b - a):
+        return 0.0, hi
+    if 0.0 > b >= -ZERO_REACH * (b - a):
+        return lo, 0.0
+    return lo, hi

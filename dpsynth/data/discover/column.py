@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.coarse import coarse_support
+from dpsynth.data.discover.coarse import coarse_support, reach_zero
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -231,7 +231,7 @@ class ColumnDiscovery:
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
         # side (the fine histogram trims the range again, at a finer resolution).
         shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
-        lo, hi = float(ext[shown[0]]), float(ext[shown[-1] + 1])
+        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core)  # (coarse.py)
         if hi <= lo:
             hi = lo + 1.0
         few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
