@@ -95,10 +95,11 @@ def coarse_support(per_bucket: np.ndarray, ext: np.ndarray, budget: ColumnBudget
 
 
 def mirror(per_bucket: np.ndarray, ext: np.ndarray, first: int, last: int, budget: ColumnBudget) -> int | None:
-    """When buckets ``first`` … ``last`` hold one sign only: the heaviest bucket of the mirrored decades (the
-    other sign, magnitudes from the decade of the support's inner edge to that of its outer edge) when one of
-    them, or their sum, passes the cut of that family of sums (post-processing of the noisy buckets; all tests
-    together pass an empty mirror with probability at most BUCKET_MISS).  None otherwise."""
+    """When buckets ``first`` … ``last`` hold one sign only: the outer bucket of the heaviest of the mirrored
+    decades (the other sign, magnitudes from the decade of the support's inner edge to that of its outer edge;
+    the margins and the fine histogram trim it) when one of them, or their sum, passes the cut of that family
+    of sums (post-processing of the noisy buckets; all tests together pass an empty mirror with probability at
+    most BUCKET_MISS).  None otherwise."""
     lower, upper = ext[:-1], ext[1:]
     a, b = float(ext[first]), float(ext[last + 1])
     if a < 0.0 < b:
@@ -122,7 +123,7 @@ def mirror(per_bucket: np.ndarray, ext: np.ndarray, first: int, last: int, budge
     if not passed.any() and not whole:
         return None
     d = int(np.argmax(np.where(passed, sums, -np.inf))) if passed.any() else int(np.argmax(sums))
-    return int(starts[d] + np.argmax(per_bucket[starts[d]:ends[d]]))
+    return int(ends[d] - 1) if a < 0.0 else int(starts[d])  # (its outer bucket: where in it is not known)
 
 
 def reach_zero(lo: float, hi: float, core) -> tuple[float, float]:
