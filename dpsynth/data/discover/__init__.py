@@ -31,7 +31,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    the rows beside a few integers: counts coded 1, 2-10, Over 100); fractional numbers under 10% of the
    numbers make it integral; the support of the buckets (single buckets, or windows of 2, 4, 8, … adjacent
    buckets when none passes alone, then rings and running sums of doubling width for thin tails; joined with the
-   heaviest bucket of each decade or pair of decades whose noisy sum passes: :mod:`~dpsynth.data.discover.coarse`),
+   heaviest bucket of each decade or pair of decades whose noisy sum passes, the other sign's mirrored decades
+   tested as a few blocks, and 0 when the support ends near it: :mod:`~dpsynth.data.discover.coarse`),
    widened by two buckets on each side, is the coarse range.
 2. **categorical**: partition selection over the observed values (a probe with 15% of the stage's budget and
    half its δ first; again with the rest only when the probe's values leave rows unexplained), the top
