@@ -48,6 +48,8 @@ def test_reach_zero_only_when_the_support_ends_near_zero():
     assert reach_zero(-30.0, 10.0, ((-15.0, -10.0), (3.0, 5.0))) == (-30.0, 10.0)
     assert reach_zero(-70.0, -1.5, ((-30.0, -20.0), (-3.0, -2.0))) == (-70.0, 0.0)
     assert reach_zero(1.0, 5.0, None) == (1.0, 5.0)
+    assert reach_zero(1.5, 70.0, ((3.0, 5.0), (20.0, 30.0)), 20) == (1.5, 70.0)  # (integral, within 2·bins)
+    assert reach_zero(50.0, 1500.0, ((100.0, 150.0), (500.0, 700.0)), 20) == (0.0, 1500.0)
     a, b = 1.0, 1.0 + 1.0 / ZERO_REACH  # (at the limit)
     assert reach_zero(a, b, ((a, 2.0), (3.0, b)))[0] == 0.0 and reach_zero(a, b, ((a + 1e-9, 2.0), (3.0, b)))[0] == a
 

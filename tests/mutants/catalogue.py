@@ -689,11 +689,11 @@ MUTANTS += [
          tests=["tests/data/test_discover_small.py::test_bounds_read_only_mechanism_outputs"]),
     dict(id="discover-reach-zero-true-buckets", file=DCOL,
          why="issue 27: whether the coarse range reaches 0 decided on the true first bucket with rows",
-         old="        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core)  # (coarse.py)\n",
+         old="        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,\n",
          new="        t = self.profile.profile_counts(edges)\n"
              "        t = float(ext[np.flatnonzero(t[3:3 + nb] + t[3 + nb:])[0]])\n"
              "        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), "
-             "((t, t), self.core[-1]) if self.core else None)\n",
+             "((t, t), self.core[-1]) if self.core else None,\n",
          tests=["tests/data/test_discover_reach.py::test_reaching_zero_reads_only_mechanism_outputs"]),
     dict(id="discover-mirror-no-cut", file="dpsynth/data/discover/coarse.py",
          why="issue 27: the mirrored side of a one-signed support kept when its noisy sum is positive (no cut)",

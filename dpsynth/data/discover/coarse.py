@@ -24,7 +24,8 @@ table (issue 27):
 * **Reaching 0** (:func:`reach_zero`): a coarse range whose support (before the margins) holds one sign and
   ends within :data:`ZERO_REACH` of its width from 0 starts at 0: the fine histogram's cells widen by at most that share
   and its support (rings of doubling width) finds a thin tail toward 0 that no decade passed (course numbers
-  1–99 below a range read as [100, 700)); a narrow range far from 0 (a year, [2000, 3000)) is left alone.
+  1–99 below a range read as [100, 700)); a narrow range far from 0 (a year, [2000, 3000)) is left alone, and
+  so is an integral range within 2·bins of 0 (a count of years from 1.5 up).
 """
 
 from __future__ import annotations
@@ -126,15 +127,18 @@ def mirror(per_bucket: np.ndarray, ext: np.ndarray, first: int, last: int, budge
     return int(ends[d] - 1) if a < 0.0 else int(starts[d])  # (its outer bucket: where in it is not known)
 
 
-def reach_zero(lo: float, hi: float, core) -> tuple[float, float]:
+def reach_zero(lo: float, hi: float, core, floor: float = 0.0) -> tuple[float, float]:
     """The coarse range [``lo``, ``hi``) widened to 0 when the buckets' support ``core`` (((first bucket's
-    edges), (last bucket's edges)), or None) holds one sign and its end nearer 0 is within :data:`ZERO_REACH`
-    of its width from 0 (post-processing of the profile's output; a year's [1500, 3000) is not)."""
+    edges), (last bucket's edges)), or None) holds one sign, its end nearer 0 is within :data:`ZERO_REACH` of its
+    width from 0 (a year's [1500, 3000) is not) and the range's end nearer 0 is farther from 0 than ``floor``
+    (an integral column: 2·bins; the few integers nearer 0 have buckets of their own, and a range widened by
+    them may change its fine cells from pairs of integers to single ones, whose noise hides a thin tail).
+    Post-processing of the profile's output."""
     if core is None:
         return lo, hi
     a, b = core[0][0], core[-1][1]
-    if 0.0 < a <= ZERO_REACH * (b - a):
+    if floor < lo and a <= ZERO_REACH * (b - a):
         return 0.0, hi
-    if 0.0 > b >= -ZERO_REACH * (b - a):
+    if -floor > hi and b >= -ZERO_REACH * (b - a):
         return lo, 0.0
     return lo, hi

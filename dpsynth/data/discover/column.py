@@ -231,9 +231,9 @@ class ColumnDiscovery:
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
         # side (the fine histogram trims the range again, at a finer resolution).
         shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
-        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core)  # (coarse.py)
-        if hi <= lo:
-            hi = lo + 1.0
+        lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
+                            2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
+        hi = max(hi, lo + 1.0)
         few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
         if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:
             # a few integers and a sizeable share of text (counts coded '1', '2-10', 'Over 100'): as a number
