@@ -159,3 +159,34 @@ def test_cli_text_and_json(runner, tmp_path):
                               "release_bins"]
     assert data["verdict"]["better_than_baseline"] is False
     assert [c["name"] for c in data["neutral"]["columns"]] == ["a", "b", "c"]
+
+
+def _block(k, syn, ind):
+    return {"k": k, "metrics": {"synthetic": {"l1_mean": syn}, "independent": {"l1_mean": ind},
+                                "uniform": {"l1_mean": 1.5}}}
+
+
+def test_a_win_that_another_neutral_binning_reverses_is_not_called_better():
+    """Deciles say 0.9x, 20 quantile bins 1.08x: the verdict is not 'better' (migraine, session 9); when every
+    binning agrees it is."""
+    from dpsynth.nonprivate.evaluate.neutral import verdict
+
+    deciles = [_block(2, 0.9, 1.0)]
+    split = verdict(deciles, [], {5: _block(2, 0.7, 1.0), 20: _block(2, 1.08, 1.0)})
+    assert split["better_than_baseline"] is False and split["ratio"] == 0.9
+    assert "NOT clearly better" in split["text"] and "20 quantile bins 1.08x worse" in split["text"]
+    assert [c["quantile_bins"] for c in split["binning_checks"]] == [5, 20]
+    agree = verdict(deciles, [], {5: _block(2, 0.7, 1.0), 20: _block(2, 0.95, 1.0)})
+    assert agree["better_than_baseline"] is True and agree["text"].startswith("synthetic rows beat")
+    worse = verdict([_block(2, 1.2, 1.0)], [], {5: _block(2, 0.7, 1.0)})  # a loss stays a loss
+    assert worse["better_than_baseline"] is False and "WORSE" in worse["text"]
+
+
+def test_binning_checks_score_the_same_marginals_in_other_quantile_bins(tiny_raw_config, tiny_table):
+    """evaluate reports the verdict's k again with numbers in 5 and 20 quantile bins (same sampled marginals)."""
+    synth = tiny_table.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    res = _eval(tiny_table, synth, parse_config(tiny_raw_config), ks=(1, 2), ranges=0)
+    checks = res["verdict"]["binning_checks"]
+    assert [c["quantile_bins"] for c in checks] == [5, 20]
+    assert all(c["ratio"] is not None and c["synthetic_l1"] >= 0 for c in checks)
+    assert "checks" not in res["neutral"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -15,10 +16,12 @@ from dpsynth.nonprivate.evaluate.columns import column_fidelity, unrepresentable
 from dpsynth.nonprivate.evaluate.counting import _Counter, _encode
 from dpsynth.nonprivate.evaluate.marginals import _evaluate_k, _full_table_re, _range_queries
 from dpsynth.nonprivate.evaluate.neutral import (
+    CHECK_BINS,
     NEUTRAL_METHODS,
     neutral_codes,
     neutral_marginals,
     verdict,
+    verdict_k,
     with_instants,
 )
 from dpsynth.nonprivate.evaluate.options import METHODS, NOT_PRIVATE, EvalOptions
@@ -99,11 +102,12 @@ def evaluate(
         ranges = _range_queries(real, synth, domain, options.ranges, range_rng, one_way)
     real_raw, synth_raw = with_instants(real_table, domain), with_instants(synthetic_table, domain)  # raw values
     neutral = _neutral(real_raw, synth_raw, config, options, neutral_rng, progress)
+    checks = neutral.pop("checks")
     return {
         "warning": NOT_PRIVATE,
         "dpsynth_version": __version__,
         "rows": {"real": real.n, "synthetic": synth.n},
-        "verdict": verdict(neutral["marginals"], blocks),
+        "verdict": verdict(neutral["marginals"], blocks, checks),
         "neutral": neutral,
         "unrepresentable": unrepresentable(real_raw, synth_raw, config),
         "release_bins": RELEASE_BINS,
@@ -144,11 +148,22 @@ def _neutral(real_table: pd.DataFrame, synthetic_table: pd.DataFrame, config: Co
     sizes = tuple(c.size for c in cols)
     real, synth = _Counter(real_codes, sizes), _Counter(synth_codes, sizes)
     ks = [k for k in options.ks if k <= len(names)]
+    sample_state = copy.deepcopy(rng)  # the binning checks score the same sampled marginals
+    marginals = neutral_marginals(real, synth, names, ks, options.sample_marginals, rng, options.max_cells, progress)
+    checks = {}
+    k = verdict_k(marginals)
+    if k is not None and any(c.kind == "numeric" for c in cols):  # (other kinds do not depend on the bins)
+        for bins in CHECK_BINS:  # the verdict's k again with numbers in other quantile bins (neutral.verdict)
+            other, r_codes, s_codes = neutral_codes(real_table, synthetic_table, names, bins)
+            size = tuple(c.size for c in other)
+            checks[bins] = neutral_marginals(_Counter(r_codes, size), _Counter(s_codes, size), names, [k],
+                                             options.sample_marginals, copy.deepcopy(sample_state),
+                                             options.max_cells, progress)[0]
     return {
         "about": NEUTRAL_ABOUT,
         "methods": list(NEUTRAL_METHODS),
-        "marginals": neutral_marginals(real, synth, names, ks, options.sample_marginals, rng, options.max_cells,
-                                       progress),
+        "marginals": marginals,
+        "checks": checks,
         "columns": [column_fidelity(c, real_table[c.name], synthetic_table[c.name], real_codes[:, j],
                                     synth_codes[:, j]) for j, c in enumerate(cols)],  # loop over columns
     }
