@@ -432,8 +432,45 @@ def release_discovered(
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
     result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
     result.diagnostics["discovered_schema"] = found.schema
+    unlisted = [n for n in source.names if n not in found.columns]  # (public: the input's header and the hints)
+    left_out = (f"{len(unlisted)} input column(s) are not in the release ('{unlisted[0]}' first): the discovery "
+                "hints list the columns to discover; list a column with {} to discover it too") if unlisted else None
+    result.report["warnings"] = [*result.report["warnings"], *other_warnings(found.schema, result.model),
+                                 *([left_out] if left_out else [])]
     result.config_document = release_document(config, found.schema, spent=spent)
     return result
+
+
+OTHER_WARN = 0.02
+"""A discovered categorical column whose ``__other__`` holds at least this share of the released model's rows gets a
+warning (:func:`other_warnings`)."""
+
+
+def other_warnings(schema: dict, model: ReleasedModel) -> list[str]:
+    """One warning per discovered categorical column whose ``__other__`` code holds at least :data:`OTHER_WARN` of
+    the released model's mass (post-processing of the model: the share of synthetic rows it writes so): values the
+    discovery could not name at its budget, or the noise of that cell (issue 27: categories lost silently)."""
+    from dpsynth.data.schema import OTHER_LABEL
+
+    domain, out = model.config.domain, []
+    for name, spec in schema.get("columns", {}).items():  # loop over columns
+        if spec.get("type") != "categorical" or name not in domain.names:
+            continue
+        a = domain.index(name)
+        labels = list(domain.columns[a].labels())
+        if OTHER_LABEL not in labels:
+            continue
+        weights: list[np.ndarray | None] = [None] * len(domain.names)
+        weights[a] = (np.arange(len(labels)) == labels.index(OTHER_LABEL)).astype(float)
+        share = model.model.probability(weights)
+        if share >= OTHER_WARN:
+            k = len(spec.get("categories") or ())
+            out.append(f"column '{name}': about {share:.0%} of the synthetic rows are '{OTHER_LABEL}': values the "
+                       f"{k} discovered categor{'y does' if k == 1 else 'ies do'} not name (too rare to find privately at "
+                       "this budget) and that cell's noise; to keep labels you know, give them as a discovery hint "
+                       f"(schema.discover.columns.{name}.categories; a hints mapping discovers only the columns it "
+                       "lists: list the others with {})")
+    return out
 
 
 def _fine_from_discovery(inner: Config) -> Config:
