@@ -432,11 +432,7 @@ def release_discovered(
     result.model = replace(result.model, privacy=result.report["privacy"], ledger=result.report["ledger"])
     result.report["model"] = {**result.report["model"], "sha256": result.model.sha256}  # the model changed
     result.diagnostics["discovered_schema"] = found.schema
-    unlisted = [n for n in source.names if n not in found.columns]  # (public: the input's header and the hints)
-    left_out = (f"{len(unlisted)} input column(s) are not in the release ('{unlisted[0]}' first): the discovery "
-                "hints list the columns to discover; list a column with {} to discover it too") if unlisted else None
-    result.report["warnings"] = [*result.report["warnings"], *other_warnings(found.schema, result.model),
-                                 *([left_out] if left_out else [])]
+    result.report["warnings"] = [*result.report["warnings"], *other_warnings(found.schema, result.model)]
     result.config_document = release_document(config, found.schema, spent=spent)
     return result
 
@@ -468,8 +464,7 @@ def other_warnings(schema: dict, model: ReleasedModel) -> list[str]:
             out.append(f"column '{name}': about {share:.0%} of the synthetic rows are '{OTHER_LABEL}': values the "
                        f"{k} discovered categor{'y does' if k == 1 else 'ies do'} not name (too rare to find privately at "
                        "this budget) and that cell's noise; to keep labels you know, give them as a discovery hint "
-                       f"(schema.discover.columns.{name}.categories; a hints mapping discovers only the columns it "
-                       "lists: list the others with {})")
+                       f"(schema.discover.columns.{name}.categories)")
     return out
 
 

@@ -33,7 +33,7 @@ def schema_discover(
     max_categories: Annotated[int, typer.Option("--max-categories", help="Keep at most this many categories per column (the most frequent by noisy count).")] = 100,
     bins: Annotated[int, typer.Option("--bins", help="Bins per numeric column.")] = 10,
     edges: Annotated[str, typer.Option("--edges", help="Numeric bin edges: quantile (private quantiles) or equal (equal width between the private bounds).")] = "quantile",
-    hints: Annotated[Path | None, typer.Option("--hints", help="YAML mapping of column name to public hints (type, categories, lower, upper, bins, integer, missing); with hints only the listed columns are discovered.")] = None,
+    hints: Annotated[Path | None, typer.Option("--hints", help="YAML mapping of column name to public hints (type, categories, lower, upper, bins, integer, missing); columns not listed are discovered with no hint.")] = None,
     neighbouring: Annotated[str, typer.Option("--neighbouring", help="add-remove or replace-one (must match the release).")] = "add-remove",
     delimiter: Annotated[str, typer.Option("--delimiter", help="CSV field delimiter (one character, e.g. ';' or '\\t').")] = ",",
     encoding: Annotated[str, typer.Option("--encoding", help="CSV text encoding (e.g. utf-8, latin-1, cp1252).")] = "utf-8",

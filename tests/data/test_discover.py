@@ -77,7 +77,7 @@ def test_complete_hints_cost_nothing_and_are_copied():
         "age": {"type": "numeric", "lower": 0, "upper": 100, "bins": 5, "integer": True, "missing": "error"},
         "flag": {"type": "integer", "lower": 0, "upper": 1, "missing": "error"},
     }
-    found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
+    found, ledger = _discover(table[list(hints)], {"epsilon": 1.0, "columns": hints})
     assert ledger.charges == []
     assert list(found.schema["columns"]) == ["colour", "age", "flag"]  # only the hinted columns
     assert found.schema["columns"]["age"] == {"type": "numeric", "lower": 0, "upper": 100, "bins": 5,
@@ -91,7 +91,7 @@ def test_budget_goes_only_to_columns_with_something_unknown():
     table = _table()
     hints = {"colour": {"categories": ["red", "green", "blue"]},
              "age": {"type": "numeric", "lower": 0, "upper": 100, "integer": True, "missing": "error"}}
-    found, ledger = _discover(table, {"epsilon": 1.0, "columns": hints})
+    found, ledger = _discover(table[list(hints)], {"epsilon": 1.0, "columns": hints})
     measured = [c.measured for c in ledger.charges]
     # 'colour' is complete (missing: category); age: its candidate steps (lattice.py), the fine histogram, then
     # its second look (zoom or again)
@@ -119,7 +119,7 @@ def test_rare_values_go_to_the_other_bucket():
 
 
 def test_equal_width_edges_spend_nothing_on_bins():
-    table = _table()
+    table = _table()[["score"]]
     found, ledger = _discover(table, {"epsilon": 1.0, "edges": "equal", "bins": 4,
                                       "columns": {"score": {"type": "numeric", "integer": False,
                                                             "missing": "error"}}})

@@ -162,7 +162,7 @@ def discover_schema(
         missing = [n for n in spec.columns if n not in present]
         if missing:
             raise DataError(f"column '{missing[0]}' has discovery hints but is missing from the input")
-        hints = dict(spec.columns)
+        hints = {name: spec.columns.get(name, ColumnHint()) for name in present}  # hints add facts, drop nothing
     if source.n_rows() == 0:
         raise DataError("the input has no data rows")
     learn = [n for n, h in hints.items() if not h.complete()]
