@@ -218,6 +218,8 @@ def test_neutral_small_integer_column_is_one_bin_per_value():
     b = bin_column("k", pd.Series(["1", "2", "2", "3", None]))
     assert b.kind == "values" and b.labels == ("1", "2", "3", "<null>", "<invalid>")
     assert list(b.encode(pd.Series(["2", "2.0", "7", None, "x"]), 5)) == [1, 1, 4, 3, 4]
+    # a number between real values goes to the nearest one (a tie to the lower); outside [1, 3] it is invalid
+    assert list(b.encode(pd.Series(["1.4", "1.5", "1.6", "2.9", "0.99", "3.01"]), 6)) == [0, 0, 1, 2, 4, 4]
 
 
 def test_bench_raw_runs_both_arms_on_a_tiny_table(tmp_path):
