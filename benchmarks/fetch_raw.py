@@ -52,7 +52,11 @@ them, before that check. (Run once at that check, main b3c5132: see benchmarks/R
 ``stackoverflow``, ``botswana_fertility``, ``car_exports``, ``close_elections``, ``college_distance``,
 ``county_murders``), exported with hand-written schemas only and RESERVED for the closing check of issue 27
 after ``held-out-9``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor
-looks at how discovery treats them, nor tunes anything on them, before that check.
+looks at how discovery treats them, nor tunes anything on them, before that check. A second fresh group of the
+ninth session: group ``held-out-11`` (``injury_claims``, ``cps91_wives``, ``chem_alevels``, ``diamonds``,
+``heart_attacks``, ``wife_hours``, ``jobless_benefits``), exported with hand-written schemas only and RESERVED for
+the closing check of issue 27 after ``held-out-10``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
+without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -192,6 +196,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                          "High School and Beyond 1980 seniors, 4,739 x 14: test score, county unemployment, tuition"),
     "county_murders": ("wooldridge", "countymurders", "held-out-10",
                        "US county-year murders 1980-1996, 37,349 x 20: percentages, real per-capita dollars, ids"),
+    # session 9, second group: RESERVED for issue 27's closing check after held-out-10's, never run (zero-config)
+    "injury_claims": ("wooldridge", "injury", "held-out-11",
+                      "KY/MI workers' compensation claims, 7,150 x 30: 389 injury codes, medical $ to 2.3M"),
+    "cps91_wives": ("wooldridge", "cps91", "held-out-11",
+                    "CPS May 1991 wives and husbands, 5,634 x 24: wage 42% null, signed log wage, income bands"),
+    "chem_alevels": ("mlmRev", "Chem97", "held-out-11",
+                     "A-level chemistry 1997, 31,022 x 8: 131 LEA codes, school/student ids, signed centred age"),
+    "diamonds": ("ggplot2", "diamonds", "held-out-11",
+                 "round-cut diamond prices, 53,940 x 10: $326-18,823, depth/table percentages, zero/outlier sizes"),
+    "heart_attacks": ("DAAG", "monica", "held-out-11",
+                      "WHO MONICA heart attacks, Newcastle 1985-1993, 6,367 x 12: 'nk' codes, two-digit years"),
+    "wife_hours": ("Ecdat", "Workinghours", "held-out-11",
+                   "US wives' working hours 1987, 3,382 x 12: signed other income, hours 26% zero to 5,840"),
+    "jobless_benefits": ("Ecdat", "Benefits", "held-out-11",
+                         "CPS displaced blue-collar workers 1982-1991, 4,877 x 18: 51 state codes, yes/no, a constant"),
 }
 
 
