@@ -112,4 +112,4 @@ def test_bounds_read_only_mechanism_outputs(monkeypatch, make, eps):
     c.iloc[:, 0] = c.iloc[:, 0] * 0.5 + (1008.0 if make is _decimal_years else 0.0)
     replay = iter(calls)
     found3, _ = _discover(c, eps, 3)
-    assert found3.schema == found.schema
+    assert found3.schema == found.schema and found3.columns == found.columns

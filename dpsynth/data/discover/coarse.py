@@ -26,6 +26,11 @@ table (issue 27):
   and its support (rings of doubling width) finds a thin tail toward 0 that no decade passed (course numbers
   1–99 below a range read as [100, 700)); a narrow range far from 0 (a year, [2000, 3000)) is left alone, and
   so is an integral range within 2·bins of 0 (a count of years from 1.5 up).
+* **The margins** (:func:`margins`): the buckets the margins add beside the support, with their noisy counts.  A
+  margin bucket is not data at the support's cut, but on a small table a tail of a tenth of the rows stands only
+  2-3 sd out of it (resume's years of experience, 14-26: [15, 20) at 2.8 sd, [20, 30) at 1.9 sd; its years of
+  college, 2 at 3.1 sd beside [3, 5)): :func:`~dpsynth.data.discover.zoom.widen` lets the fine support reach a
+  margin bucket whose rows the profile and the fine cells inside it show together.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, support
 
-__all__ = ["RUNS", "ZERO_REACH", "coarse_support", "decades", "mirror", "reach_zero"]
+__all__ = ["RUNS", "ZERO_REACH", "coarse_support", "decades", "margins", "mirror", "reach_zero"]
 
 ZERO_REACH = 0.25
 """A coarse support of one sign whose end nearer 0 lies within this share of its width from 0 is widened to 0
@@ -142,3 +147,11 @@ def reach_zero(lo: float, hi: float, core, floor: float = 0.0) -> tuple[float, f
     if -floor > hi and b >= -ZERO_REACH * (b - a):
         return lo, 0.0
     return lo, hi
+
+
+def margins(per_bucket: np.ndarray, ext: np.ndarray, found: tuple[int, int], shown, sd: float):
+    """The margin buckets of the coarse range: buckets ``shown[0]`` … ``shown[1]`` outside the support ``found``
+    (first and last bucket), as (lower edge, upper edge, noisy count, ``sd``), ``sd`` the noise's of one bucket
+    (post-processing of the profile's noisy buckets ``per_bucket``; bucket i is [ext[i], ext[i + 1]))."""
+    idx = np.r_[int(shown[0]):int(found[0]), int(found[1]) + 1:int(shown[1]) + 1]
+    return tuple((float(ext[i]), float(ext[i + 1]), float(per_bucket[i]), float(sd)) for i in idx)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.coarse import coarse_support, reach_zero
+from dpsynth.data.discover.coarse import coarse_support, margins, reach_zero
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -124,8 +124,8 @@ class ColumnDiscovery:
         self.labels: list[str] | None = None  # a numeric column of few distinct numbers: its kept values
         self.zeros: tuple[float, float] | None = None  # (noisy count of exact zeros past the cut, sd): profile
         self.non_null_sd = 0.0  # sd of :attr:`non_null` (a sum of profile cells)
-        self.core: tuple[tuple[float, float], ...] | None = None  # the profile's support: (first bucket's edges, last bucket's edges) (zoom.widen,
-        # values.seen_integers)
+        self.core: tuple[tuple[float, float], ...] | None = None  # the profile's support: (first, last bucket's edges)
+        self.margins: tuple[tuple[float, ...], ...] = ()  # and its margin buckets (coarse.margins; zoom.widen)
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
@@ -218,9 +218,9 @@ class ColumnDiscovery:
         self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
         ext = np.concatenate([[OUTER_RANGE[0]], edges, [OUTER_RANGE[1]]])  # the outer buckets end at the outer range
-        found = coarse_support(per_bucket, ext, budget.split(0.5)[0]) if budget.zcdp else \
-            coarse_support(per_bucket, ext, ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
-                                                         budget.ledger, budget.rng, budget.name))
+        pair = budget.split(0.5)[0] if budget.zcdp else ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
+                                                                       budget.ledger, budget.rng, budget.name)
+        found = coarse_support(per_bucket, ext, pair)  # (pair: the cuts of a bucket's two noises)
         if found is not None:  # the buckets the profile found rows in (zoom.widen): first and last bucket's edges
             self.core = tuple((float(ext[i]), float(ext[i + 1])) for i in found)
         else:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak
@@ -231,6 +231,7 @@ class ColumnDiscovery:
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
         # side (the fine histogram trims the range again, at a finer resolution).
         shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
+        self.margins = margins(per_bucket, ext, found, shown, pair.sd) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
                             2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
         hi = max(hi, lo + 1.0)
@@ -503,7 +504,8 @@ class ColumnDiscovery:
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
         elif found is not None and units:  # few integers for the rows, not tied: one cell each (tied.py)
-            return per_integer(self, rest, grid, widen(found, grid, self.core, noisy, first), noisy, first)
+            wide = widen(found, grid, self.core, noisy, first, self.margins, self.learned)
+            return per_integer(self, rest, grid, wide, noisy, first)
         elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
             # tied integers in a short range (years): one cell per integer over the support; its own support
             # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
@@ -539,7 +541,7 @@ class ColumnDiscovery:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
-        elif (wide := widen(found, grid, self.core, noisy, first)) is not None and \
+        elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 (wide[1] - wide[0] + 1) * 4 <= grid.size - 1:
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         else:
@@ -550,7 +552,7 @@ class ColumnDiscovery:
             scale = 1.0 / math.sqrt(w1 + w2)
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         scaled = ColumnBudget.with_scale(scale, budget)
-        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled)
+        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None

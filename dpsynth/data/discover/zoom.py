@@ -35,7 +35,8 @@ import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, support
 
-__all__ = ["CONFIRM", "MAGNITUDES", "NARROW_CELLS", "NARROW_MASS", "TIED", "narrow", "spread", "widen", "zoom"]
+__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "TIED", "narrow", "spread", "widen",
+           "zoom"]
 
 CONFIRM = 2.0
 """The fine cells between the fine support and a profile bucket it missed must hold this many standard
@@ -45,6 +46,13 @@ only guards against the profile's rare false buckets (the two errors multiply)."
 MAGNITUDES = 10.0
 """A profile support whose outer buckets' magnitudes differ by this factor (or that holds 0) is spread over
 magnitudes: the fine support is widened to its outer buckets' edges (:func:`widen`)."""
+
+MARGIN_SD = 2.5
+"""The fine support reaches a margin bucket of the coarse range (:func:`~dpsynth.data.discover.coarse.margins`)
+when the inverse-variance average of the bucket's profile count and of the fine cells inside it is at least
+MARGIN_SD standard deviations of that average (:func:`widen`).  The buckets are tested from the support outwards
+and the first that fails ends a side: on a column with no rows beside its support, a side reaches a margin
+with probability about 0.006."""
 
 NARROW_CELLS = 3
 """A first fine support of at most this many cells may hide data much narrower than a cell: its zoom is measured
@@ -82,7 +90,7 @@ def spread(core) -> bool:
 
 
 def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarray,
-          budget: ColumnBudget) -> tuple[int, int] | None:
+          budget: ColumnBudget, margins=(), notes: list | None = None) -> tuple[int, int] | None:
     """The fine support ``found`` (first and last cell of ``grid``, whose noisy counts are ``noisy``, noise of
     ``budget``'s scale) made to reach the profile's support ``core`` (((first bucket's lower, upper edge), (last
     bucket's lower, upper edge)), or None), post-processing of two noisy histograms.  A candidate: when the fine
@@ -93,7 +101,12 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
     least :data:`CONFIRM` standard deviations of a sum of w noises: a tail spread too thin for any cell or ring
     of :func:`support` to pass, whose place the profile tells, passes as one block, while a bucket the profile
     found by chance (probability at most BUCKET_MISS) and the empty part of a bucket rarely do.  Likewise on
-    the lower side."""
+    the lower side.  Then the coarse range's ``margins`` ((lower edge, upper edge, noisy count, its sd) of the
+    profile's buckets beside its support), from the support outwards on each side until one fails: the support
+    reaches a bucket's outer edge when the inverse-variance average of its noisy count and of the noisy sum of
+    the fine cells inside it stands :data:`MARGIN_SD` sds of that average (a tail of a tenth of the rows that
+    neither the profile's cut nor the fine cells' passes alone); a bucket with no fine cell inside is skipped.
+    Each margin reached is told in ``notes`` (the column's learned reasons), when given."""
     if found is None or core is None:
         return found
     (first_lo, first_hi), (last_lo, last_hi) = core
@@ -108,7 +121,43 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
         i = max(0, int(np.searchsorted(grid, first_lo, side="right")) - 1)
         if i < a and float(noisy[i:a].sum()) >= CONFIRM * budget.sd * math.sqrt(a - i):
             a = i
+    for lower, upper, count, sd in sorted(m for m in margins if m[0] >= last_hi):  # (from the support out)
+        j = min(cells - 1, int(np.searchsorted(grid, upper, side="left")) - 1)
+        shown = _shown(grid, noisy, budget.sd, lower, upper, count, sd)
+        if shown is False or j <= b:
+            break
+        b = j if shown else b
+        _tell(notes, shown, lower, upper)
+    for lower, upper, count, sd in sorted((m for m in margins if m[1] <= first_lo), reverse=True):
+        i = max(0, int(np.searchsorted(grid, lower, side="right")) - 1)
+        shown = _shown(grid, noisy, budget.sd, lower, upper, count, sd)
+        if shown is False or i >= a:
+            break
+        a = i if shown else a
+        _tell(notes, shown, lower, upper)
     return a, b
+
+
+def _tell(notes: list | None, shown: bool | None, lower: float, upper: float) -> None:
+    note = f"the fine support reaches the profile's margin bucket [{lower:g}, {upper:g}) (its noisy count and " \
+        "the fine cells inside it, averaged)"
+    if notes is not None and shown and note not in notes:
+        notes.append(note)
+
+
+def _shown(grid: np.ndarray, noisy: np.ndarray, cell_sd: float, lower: float, upper: float, count: float,
+           sd: float) -> bool | None:
+    """Whether a profile bucket [lower, upper) with noisy ``count`` (noise ``sd``) holds rows by :data:`MARGIN_SD`
+    sds of the inverse-variance average of that count and the noisy sum of the fine cells of ``grid`` inside it
+    (``noisy``, each of noise ``cell_sd``; a unit cell [k - 0.5, k + 0.5) is inside when its integer k is); None
+    when no cell is (the bucket holds no integer, or lies outside the grid).  Post-processing of two histograms."""
+    unit = 0.5 if grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5 else 0.0
+    i, j = int(np.searchsorted(grid, lower - unit, side="left")), int(np.searchsorted(grid, upper - unit, "right")) - 1
+    if j <= i:
+        return None
+    w1, w2 = 1.0 / sd**2, 1.0 / (cell_sd**2 * (j - i))  # (cells i … j − 1: some of the bucket's rows, a cautious sum)
+    mean = (w1 * count + w2 * float(noisy[i:j].sum())) / (w1 + w2)
+    return bool(mean >= MARGIN_SD / math.sqrt(w1 + w2))
 
 
 def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
