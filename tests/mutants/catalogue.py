@@ -555,6 +555,12 @@ MUTANTS += [
          old="        self.evidence.cell_counts = np.asarray(noisy, dtype=float)\n",
          new="        self.evidence.cell_counts = np.asarray(self.profile.cell_counts(grid), dtype=float)\n",
          tests=["tests/privacy/test_replay.py", *T_DISC]),
+    dict(id="discover-packed-ignored", file=DCOL,
+         why="issue 27 (held-out-10's car_exports): a column whose noisy median sits under 1/PACKED of its range's "
+             "top gets linear cells again (every index in the first cell)",
+         old="                ext[i50 + 1] * PACKED > hi:  # (linear cells would hold half the numbers in one)\n",
+         new="                True:\n",
+         tests=["tests/data/test_discover_packed.py"]),
     dict(id="discover-skew-true-counts", file=DCOL,
          why="issue 27: the choice of logarithmic fine cells for a skewed column read off the true profile counts",
          old="        self._skew(ext, ints + fracs, numbers, lo, hi, bool(integral))\n",
