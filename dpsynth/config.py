@@ -541,6 +541,10 @@ def release_document(config: Config, schema: Mapping[str, Any], *, spent: Mappin
     file a release that discovered its schema writes beside its rows."""
     raw = {k: v for k, v in (config.raw or {}).items() if k != "schema"}
     schema = dict(schema)
+    marginals = (raw.get("workload") or {}).get("marginals") or {}
+    if config.discover is not None and config.discover.share_by_size and marginals.get("k", 0) > len(schema["columns"]):
+        # zero-config's default 2-way workload on a table of one (kept) column: its 1-way marginal
+        raw["workload"] = {**raw["workload"], "marginals": {**marginals, "k": len(schema["columns"])}}
     if spent is not None:
         schema["discovery"] = {**{k: v for k, v in spent.items() if v is not None},
                                "note": "this schema was learned from the data by private discovery: a release "

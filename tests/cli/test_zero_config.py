@@ -125,6 +125,16 @@ def test_one_stray_row_never_changes_the_exit_status_or_the_schema_shape(runner,
         [sorted(c) for c in outs[1]["schema"]["columns"].values()]
 
 
+def test_a_table_of_one_column_gets_its_one_way_marginal(runner, tmp_path):
+    """Zero-config's default workload is all 2-way marginals; a table of one column used to stop with "k: must be
+    <= the number of columns (1)" after discovery had spent its share.  Its config now asks for k 1."""
+    table = pd.DataFrame({"x": np.random.default_rng(0).integers(0, 50, 400)})
+    res, out = _release(runner, tmp_path, table, "--epsilon", "1")
+    assert res.exit_code == 0, res.stderr
+    written = yaml.safe_load(out.with_name(out.name + ".config.yaml").read_text())
+    assert written["workload"] == {"marginals": {"k": 1}} and len(pd.read_csv(out)) == 400
+
+
 def test_python_zero_config_release():
     result = dpsynth.release(_raw_table(1500), epsilon=1.0, rng=7)
     assert result.report["randomness"]["source"] == "seeded"
