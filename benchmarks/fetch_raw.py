@@ -52,7 +52,8 @@ them, before that check. (Run once at that check, main b3c5132: see benchmarks/R
 ``stackoverflow``, ``botswana_fertility``, ``car_exports``, ``close_elections``, ``college_distance``,
 ``county_murders``), exported with hand-written schemas only and RESERVED for the closing check of issue 27
 after ``held-out-9``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor
-looks at how discovery treats them, nor tunes anything on them, before that check. A second fresh group of the
+looks at how discovery treats them, nor tunes anything on them, before that check. (Run once at that check,
+session 10, main 4a3de71: see benchmarks/README.md; the tables were diagnosed afterwards.) A second fresh group of the
 ninth session: group ``held-out-11`` (``injury_claims``, ``cps91_wives``, ``chem_alevels``, ``diamonds``,
 ``heart_attacks``, ``wife_hours``, ``jobless_benefits``), exported with hand-written schemas only and RESERVED for
 the closing check of issue 27 after ``held-out-10``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
@@ -181,7 +182,7 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                             "US state-year disease counts 1928-2011, 16,065 x 6: 51 states, counts to 132,342"),
     "phone_churn": ("modeldata", "mlc_churn", "held-out-9",
                     "phone customers' churn (artificial), 5,000 x 20: 51 states, charge = rate x minutes"),
-    # session 9: RESERVED for issue 27's closing check after held-out-9's, never run (zero-config)
+    # session 9: run once, at issue 27's closing check of session 10 (main 4a3de71); seen since
     "births": ("mosaicData", "Births", "held-out-10",
                "US daily births 1969-1988, 7,305 x 8: a unique ISO date per row, weekday, date parts"),
     "stackoverflow": ("modeldata", "stackoverflow", "held-out-10",
