@@ -568,9 +568,15 @@ MUTANTS += [
          tests=["tests/privacy/test_replay.py", *T_DISC]),
     dict(id="discover-discrete-true-cells", file=DCOL,
          why="issue 27: a column of few distinct numbers recognised on the true fine-cell counts",
-         old="        discrete = not integral and self._discrete(noisy, found, first, delta)\n",
-         new="        discrete = not integral and self._discrete(self.profile.cell_counts(grid) * 1.0, found, first, delta)\n",
+         old="        discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))\n",
+         new="        discrete = self._discrete(self.profile.cell_counts(grid) * 1.0, found, first, delta) and \\\n"
+             "            (not integral or refuted(self, grid, noisy, first))\n",
          tests=T_DISC),
+    dict(id="discover-lattice-refuted-true-cells", file="dpsynth/data/discover/lattice.py",
+         why="issue 27: the lattice refuted (and few integers asked) on the true fine-cell counts, not the noisy ones",
+         old="    heavy = np.flatnonzero(noisy >= budget.block_cut(1, noisy.size))\n",
+         new="    heavy = np.flatnonzero(col.profile.cell_counts(grid) >= budget.block_cut(1, noisy.size))\n",
+         tests=["tests/data/test_discover_values.py::test_the_refuted_lattice_and_the_few_integers_are_read_off_noisy_counts"]),
     dict(id="discover-points-true-counts", file="dpsynth/data/discover/points.py",
          why="issue 27: the point masses (bins of their own, reused counts) read off the true counts of rows equal "
              "to each candidate, not the noisy histogram",

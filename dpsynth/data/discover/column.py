@@ -15,7 +15,7 @@ from dpsynth.data.discover.coarse import coarse_support, margins, reach_zero
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
-from dpsynth.data.discover.lattice import on_lattice
+from dpsynth.data.discover.lattice import on_lattice, refuted
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
     OUTER_RANGE,
@@ -168,8 +168,8 @@ class ColumnDiscovery:
         elif self.kind == "datetime":
             spec = self._datetime(budget)
         else:  # values on multiples of a step (lattice.py): a histogram of candidate steps, then edges between them
-            budget, step = lattice_step(self, budget, self.kind, self.integral)
-            spec = on_lattice(self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta), step,
+            budget, self.step = lattice_step(self, budget, self.kind, self.integral)
+            spec = on_lattice(self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta), self.step,
                               h.bins or self.spec.bins)
         spec["missing"] = self.missing
         return spec
@@ -496,7 +496,7 @@ class ColumnDiscovery:
         scale = first.scale
         few, units = which(noisy, found, first, width, integral=integral and self.log_from is None, non_null=self.non_null,
                            most=min(fill, UNIT_CELLS), few_cells=FEW_CELLS, concentrated=CONCENTRATED)  # (tied.py)
-        discrete = not integral and self._discrete(noisy, found, first, delta)
+        discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
         if discrete and self._labels(rest, delta):
             return lo, hi, None, None
         heavy = heavy_cells(noisy, first, self.non_null, self.hint.bins or self.spec.bins) \
@@ -576,7 +576,7 @@ class ColumnDiscovery:
         :func:`~dpsynth.data.discover.values.select_numbers`): True and :attr:`labels` set when they are its values."""
         labels, counts = self.profile.value_counts()
         kept, sel = select_numbers(budget, labels, counts, delta, max_categories=self.spec.max_categories,
-                                   non_null=self.non_null)
+                                   non_null=self.non_null, non_null_sd=self.non_null_sd)
         self.learned.extend(sel.learned)
         if kept is None:
             return False

@@ -37,7 +37,7 @@ from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.schema import point_values
 
 __all__ = ["LATTICE_MOST", "LATTICE_ROWS", "LATTICE_SEEN", "LATTICE_SHARE", "STEPS", "THREE_SHARE", "ask",
-           "on_lattice", "step_of"]
+           "on_lattice", "refuted", "step_of"]
 
 LATTICE_SHARE = 0.05
 """Share of an integral numeric column's budget (after its profile) spent on the histogram of candidate steps."""
@@ -157,3 +157,25 @@ def on_lattice(spec: dict, step: float | None, bins: int) -> dict:
     out["edges"] = [int(x) if float(x).is_integer() else float(x) for x in edges]
     out["step"] = int(step) if float(step).is_integer() else float(step)
     return out
+
+
+def refuted(col, grid: np.ndarray, noisy: np.ndarray, budget: ColumnBudget) -> bool:
+    """For an integral column's first fine histogram (``noisy`` over ``grid``, measured with ``budget``) whose
+    cells are wider than one integer: True when it may hold few distinct integers of its own rather than
+    multiples of its step (post-processing; the caller asks partition selection).  With no step, True; with a
+    step, True only when a cell past the cut holds no multiple of it, which refutes the lattice, and then the
+    step is dropped (``col.step`` None).  Issue 27, stackoverflow's ``CompanySizeNumber`` (1, 10, 20, 100, …,
+    10,000): its 1 and 10 (17% of the rows) fell under the step histogram's cut, so step 20 "divided 100%" and
+    the bounds moved up to 20; a lattice confirmed by every heavy cell (loan terms in sixes) stays."""
+    if float(np.diff(grid).max()) <= 1 or col.hint.step is not None:
+        return False  # one cell per integer: few integers get a bin each already; a hinted step is public
+    step = getattr(col, "step", None)  # (set by the column's stage from :func:`ask`)
+    if step is None:
+        return True
+    heavy = np.flatnonzero(noisy >= budget.block_cut(1, noisy.size))
+    first, end = np.ceil(grid[heavy] / step), np.ceil(grid[heavy + 1] / step)  # multiples k·step in [a, b)
+    if not np.any(end <= first):
+        return False
+    col.step = None
+    col.learned.append(f"no lattice after all: a fine cell past the cut holds no multiple of {step:g}")
+    return True

@@ -64,12 +64,13 @@ def few_distinct(noisy: np.ndarray, found, budget: ColumnBudget, *, max_categori
     if not 2 <= spikes.size <= min(max_categories, int(DISCRETE_SPAN * span)):
         return False
     runs = 1 + int(np.count_nonzero(np.diff(spikes) > 1))
-    mass = float(np.clip(noisy[found[0]:found[1] + 1], 0, None).sum())
+    mass = float(noisy[found[0]:found[1] + 1].sum())  # (unclipped: the noise of its many empty cells sums to ~0)
     return runs >= DISCRETE_RUNS * spikes.size and float(noisy[spikes].sum()) >= DISCRETE_SHARE * mass
 
 
 def select_numbers(budget: ColumnBudget, labels: np.ndarray, counts: np.ndarray, delta: float, *,
-                   max_categories: int, non_null: float | None) -> tuple[list[str] | None, Selected]:
+                   max_categories: int, non_null: float | None,
+                   non_null_sd: float = 0.0) -> tuple[list[str] | None, Selected]:
     """Partition selection over the observed values of a column of few distinct numbers (``labels``, their
     private ``counts`` going straight into the mechanism): (the kept values as text in numeric order, or None when
     fewer than two are kept or they hold under :data:`DISCRETE_SHARE` of the noisy non-null rows; the release)."""
@@ -78,7 +79,8 @@ def select_numbers(budget: ColumnBudget, labels: np.ndarray, counts: np.ndarray,
     idx, noisy = budget.partition(counts, delta, what="rows per observed number (few distinct numbers)")
     top = idx[:max_categories]
     held = float(np.clip(noisy[: len(top)], 0, None).sum())
-    if top.size < 2 or held < DISCRETE_SHARE * (non_null or held + 1.0):
+    slack = RESIDUAL_SD * math.sqrt(top.size * budget.sd**2 + non_null_sd**2)  # (held and non_null are noisy)
+    if top.size < 2 or held + slack < DISCRETE_SHARE * (non_null or held + 1.0):
         return None, Selected(top, np.asarray(noisy[: len(top)], dtype=float), budget.sd, [
             (f"not few distinct numbers ({top.size} values by partition selection hold about {held:.0f} rows): "
              "binned from the first fine histogram")])
