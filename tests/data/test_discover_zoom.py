@@ -10,8 +10,9 @@ import pytest
 from dpsynth.data.discover import discover_schema, parse_discover
 from dpsynth.data.discover.zoom import spread, widen
 from dpsynth.privacy import mechanisms
-from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 from dpsynth.privacy.neighbouring import Neighbouring
+from tests.data.test_discover import _Coupling
 
 
 def _discover(table, eps, seed):
@@ -113,3 +114,48 @@ def test_bounds_read_only_mechanism_outputs(monkeypatch, make, eps):
     replay = iter(calls)
     found3, _ = _discover(c, eps, 3)
     assert found3.schema == found.schema and found3.columns == found.columns
+
+
+def _years_table(seed: int, spread: bool = False) -> pd.DataFrame:
+    """``years``: stackoverflow's YearsCodedJob shares (0-20, top-coded at 20), or (``spread``) integers 0-69
+    alike; 20 binary flags thin the budget as its 21 columns do."""
+    rng = np.random.default_rng(seed)
+    n = 5600
+    p = np.r_[33, 590, 679, 602, 519, 450, 311, 254, 203, 274, 250, 128, 131, 98, 127, 123, 121, 89, 72, 67, 473]
+    years = rng.integers(0, 70, size=n) if spread else rng.choice(21, size=n, p=p / p.sum())
+    years[:2] = 21, 22  # (each table has every integer of the bounds [0, 22]: the replayed candidates agree)
+    table = {"years": years}
+    table.update({f"f{j}": (rng.random(n) < 0.3).astype(int) for j in range(20)})
+    return pd.DataFrame(table)
+
+
+def _zero_config_share(table: pd.DataFrame, seed: int):
+    spec = parse_discover({"epsilon": 0.5, "delta": 5e-7})  # a zero-config discovery's share (test_discover_zeroheavy)
+    return discover_schema(table, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()), rng=np.random.default_rng(seed),
+                           rho=0.5 * approx_dp_to_zcdp(1.0, 5e-7))
+
+
+def test_the_zoom_to_one_cell_per_integer_reads_only_noisy_counts(monkeypatch):
+    """With the outputs of a discovery of the top-coded years replayed, a table whose years spread over 0-69
+    (its true fine support: every cell) gets the same schema: the zoom decided on its true support would not."""
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found = _zero_config_share(_years_table(1), 1)
+    assert any(note.startswith("zoomed in on") for note in found.columns["years"]["learned"])
+    coupling.mode = "replay"
+    found2 = _zero_config_share(_years_table(1, spread=True), 1)
+    assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_a_bounded_count_on_cells_of_two_is_measured_again_per_integer():
+    """Issue 27, stackoverflow's ``YearsCodedJob``: years 0-20, top-coded at 20 (8.5% of the rows), 33 rows at 0
+    beside 590 at 1, on a 21-column table whose budget gives the first fine histogram cells of 2 over a coarse
+    range [0.5, 70).  Its support (11 of 35 cells) was too wide for a zoom, so the two measurements were averaged
+    and each end cell decoded its two integers alike: 21 as often as 20, 0 as often as 1 (1-way TV 0.105 against
+    0.05 by hand).  The zoom now has one cell per integer: the last fine histogram (the decoder's within-bin
+    weights) is per integer and separates 20 from 21.  Failed on 0 of seeds 0-9 (on main: cells of 2 on all)."""
+    found = _zero_config_share(_years_table(0), 0)
+    ev = found.evidence["years"]
+    assert np.all(np.diff(ev.cells) == 1.0), ev.cells  # one cell per integer
+    assert ev.cells[0] <= -0.5 and ev.cells[-1] >= 20.5  # the integers 0 and 20 have cells of their own
+    assert any(note.startswith("zoomed in on") for note in found.columns["years"]["learned"])

@@ -577,6 +577,11 @@ MUTANTS += [
          old="    heavy = np.flatnonzero(noisy >= budget.block_cut(1, noisy.size))\n",
          new="    heavy = np.flatnonzero(col.profile.cell_counts(grid) >= budget.block_cut(1, noisy.size))\n",
          tests=["tests/data/test_discover_values.py::test_the_refuted_lattice_and_the_few_integers_are_read_off_noisy_counts"]),
+    dict(id="discover-zoom-to-units-true-support", file=DCOL,
+         why="issue 27: the zoom to one cell per integer decided on the column's true fine support, not the noisy one",
+         old="or to_units(wide, grid, integral, min(cells, fill))",
+         new="or to_units(support(self.profile.cell_counts(grid) * 1.0, first) or wide, grid, integral, min(cells, fill))",
+         tests=["tests/data/test_discover_zoom.py::test_the_zoom_to_one_cell_per_integer_reads_only_noisy_counts"]),
     dict(id="discover-points-true-counts", file="dpsynth/data/discover/points.py",
          why="issue 27: the point masses (bins of their own, reused counts) read off the true counts of rows equal "
              "to each candidate, not the noisy histogram",

@@ -39,7 +39,7 @@ from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tied import per_integer, which
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
-from dpsynth.data.discover.zoom import CONFIRM, TIED, widen, zoom
+from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
 from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
@@ -545,7 +545,7 @@ class ColumnDiscovery:
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
-                (wide[1] - wide[0] + 1) * 4 <= grid.size - 1:
+                ((wide[1] - wide[0] + 1) * 4 <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "

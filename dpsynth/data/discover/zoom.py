@@ -35,8 +35,8 @@ import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget, support
 
-__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "TIED", "narrow", "spread", "widen",
-           "zoom"]
+__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "TIED", "narrow", "spread", "to_units",
+           "widen", "zoom"]
 
 CONFIRM = 2.0
 """The fine cells between the fine support and a profile bucket it missed must hold this many standard
@@ -198,3 +198,16 @@ def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], i
                         "coarser histogram has more rows per cell to find thin tails with); the zoom gives the edges")
     disc._cells(fine, mean, scale if budget.zcdp else math.sqrt(2.0) * scale)
     return lo, hi, (fine, np.clip(mean, 0, None).astype(float))
+
+
+def to_units(found: tuple[int, int], grid: np.ndarray, integral: bool, most: float) -> bool:
+    """Whether an integral column's first fine histogram (equal cells of ``grid`` wider than one integer, support
+    ``found``) is zoomed although its support spans more than a quarter of the cells: when the zoom has one cell
+    per integer of the support and the noisy rows fill them (at most ``most`` integers).  Cells of 2 spread each
+    end of a bounded count evenly over its two integers: stackoverflow's ``YearsCodedJob`` (0-20, top-coded at
+    20 with 8.5% of the rows, 33 rows at 0 beside 590 at 1) decoded 21 as often as 20 and 0 as often as 1 (issue
+    27, 1-way TV 0.105 against 0.05 by hand).  Post-processing of the noisy support and public constants."""
+    widths = np.diff(grid)
+    if not integral or widths.size == 0 or float(widths[0]) <= 1.0 or np.ptp(widths) > 0:
+        return False
+    return math.floor(float(grid[found[1] + 1])) - math.ceil(float(grid[found[0]])) + 1 <= most
