@@ -470,6 +470,7 @@ MUTANTS: list[dict] = [
 SEL = "dpsynth/privacy/selection.py"
 DISC = "dpsynth/data/discover/__init__.py"
 DCOL = "dpsynth/data/discover/column.py"
+DDATES = "dpsynth/data/discover/dates.py"
 DNOISE = "dpsynth/data/discover/noise.py"
 DVAL = "dpsynth/data/discover/values.py"
 DLAT = "dpsynth/data/discover/lattice.py"
@@ -618,20 +619,20 @@ MUTANTS += [
          old="        if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:\n",
          new="        if typed_here and integral and few and 0 < self.profile.profile_counts(edges)[1] >= TEXT_SHARE * self.non_null:\n",
          tests=T_DISC),
-    dict(id="discover-spelling-true-counts", file=DCOL,
+    dict(id="discover-spelling-true-counts", file=DDATES,
          why="issue 27: a datetime column's format (spelling, padding, time part) read off its true spelling counts",
-         old="        kept = np.where(noisy >= cut, noisy, 0).astype(float).reshape(len(SPELLINGS) + 1, 2, 3)\n",
-         new="        kept = self.profile.spelling_counts().astype(float).reshape(len(SPELLINGS) + 1, 2, 3)\n",
+         old="    kept = np.where(noisy >= cut, noisy, 0).astype(float).reshape(len(SPELLINGS) + 1, 2, 3)\n",
+         new="    kept = disc.profile.spelling_counts().astype(float).reshape(len(SPELLINGS) + 1, 2, 3)\n",
          tests=["tests/data/test_discover_dates.py::test_the_format_is_read_off_noisy_counts_only"]),
-    dict(id="discover-spelling-budget-not-split", file=DCOL,
+    dict(id="discover-spelling-budget-not-split", file=DDATES,
          why="issue 27: the spelling histogram spends the datetime stage's budget again instead of a share of it",
-         old="        ask, budget = budget.split(SPELLING_SHARE)\n",
-         new="        ask = budget\n",
+         old="    ask, budget = budget.split(SPELLING_SHARE)\n",
+         new="    ask = budget\n",
          tests=["tests/data/test_discover_dates.py"]),
-    dict(id="discover-date-span-true-counts", file=DCOL,
+    dict(id="discover-date-span-true-counts", file=DDATES,
          why="issue 27: a datetime column's year span (its calendar grid and bounds) read off the true yearly counts",
-         old="            found = support(noisy, first)\n            if found is None:  # nothing stands out: the year",
-         new="            found = support(self.profile.cell_counts(years) * 1.0, first)\n            if found is None:  # nothing stands out: the year",
+         old="        found = support(noisy, first)\n        if found is None:  # nothing stands out: the year",
+         new="        found = support(disc.profile.cell_counts(years) * 1.0, first)\n        if found is None:  # nothing stands out: the year",
          tests=["tests/data/test_discover.py::test_dates_are_discovered_as_a_datetime_column",
                 "tests/data/test_discover_dates.py::test_the_format_is_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-true-counts", file=DLAT,

@@ -9,15 +9,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from dpsynth.data.discover.coarse import coarse_support, margins, reach_zero
+from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice, refuted
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
+    FEW_CELLS,
+    FILL,
+    FINE_CELLS,
+    FINE_SHARE,
+    MIN_CELLS,
     OUTER_RANGE,
     ColumnBudget,
     coarse_grid,
@@ -40,18 +45,12 @@ from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tied import per_integer, which
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
-from dpsynth.data.timestamps import DAY, HOUR, SPELLING_CELLS, SPELLINGS, calendar_edges, resolution, spelled_format
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
 PROFILE_SHARE = 0.3
 """Share of a column's budget for the profile histogram (kind and coarse range) when either must be learned;
 the rest goes to partition selection (categorical) or the fine histogram (numeric)."""
-
-FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
-"""The fine histogram of a numeric column: G round cells over its coarse range (one per integer when an
-integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
-row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
 
 UNIT_CELLS, CONCENTRATED, UNIT_FILL = 512, 0.8, 8
 """An integral column whose fine support spans at most FEW_CELLS cells holding at least CONCENTRATED of its noisy
@@ -95,14 +94,6 @@ FEW_SHARE = 0.15
 2·bins values) spends FEW_SHARE of the rest (its bounds keep the integers its profile showed); a categorical
 column, a probe and maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
 
-DATETIME_RANGE = (-2208988800.0, 4102444800.0)
-"""The public range of a discovered date column: 1900-01-01 to 2100-01-01 (seconds since the epoch, UTC)."""
-
-SPELLING_SHARE, SPELLING_MOST, TIME_SHARE, DATE_CELLS = 0.1, 0.5, 0.05, 400
-"""A datetime column's stage spends SPELLING_SHARE of its budget on the histogram of its spellings; a spelling
-holding SPELLING_MOST of the noisy readable rows is its ``format``; unpadded fields and times of day count when
-their cells past the cut hold TIME_SHARE of the rows; its calendar grid has at most DATE_CELLS cells."""
-_UNIT_SECONDS = {"month": 31 * DAY, "day": DAY, "hour": HOUR}
 
 OTHER_ONLY = "__none__"
 """The placeholder category of a column none of whose values passed partition selection."""
@@ -166,7 +157,7 @@ class ColumnDiscovery:
                 return None
             spec = {"type": "categorical", "categories": cats}
         elif self.kind == "datetime":
-            spec = self._datetime(budget)
+            spec = discover_datetime(self, budget)
         else:  # values on multiples of a step (lattice.py): a histogram of candidate steps, then edges between them
             budget, self.step = lattice_step(self, budget, self.kind, self.integral)
             spec = on_lattice(self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta), self.step,
@@ -383,85 +374,6 @@ class ColumnDiscovery:
             if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= self.non_null / bins):
                 found = found.with_point(0.0, zeros, sd)
         return found
-
-    def _datetime(self, budget: ColumnBudget) -> dict:
-        """A date or timestamp column (docs/privacy.md, "Dates"): its spelling (:meth:`_spelling`, with
-        :data:`SPELLING_SHARE` of the stage's budget), then a noisy histogram of its instants per calendar year
-        over the public range :data:`DATETIME_RANGE` (:data:`FINE_SHARE` of the rest) whose support is the year
-        span, then one over that span in the finest calendar unit (month, day, hour; no finer than the spelling
-        writes) of which it holds at most :data:`DATE_CELLS` cells and the noisy rows fill: its support gives the
-        bounds and its noisy quantiles the edges, all on the calendar grid."""
-        ask, budget = budget.split(SPELLING_SHARE)
-        fmt, step = self._spelling(ask)
-        self.profile = self.profile.as_instants()
-        lo, rest = DATETIME_RANGE[0], budget  # a time of day (no date in its spelling) is read on that public day
-        hi = lo + DAY
-        if fmt is None or "%Y" in fmt:
-            first, rest = budget.split(FINE_SHARE)
-            years = calendar_edges(*DATETIME_RANGE, "year", "datetime")
-            noisy = first.histogram(self.profile.cell_counts(years), f"rows per calendar year ({years.size - 1} "
-                                    "public cells)")
-            found = support(noisy, first)
-            if found is None:  # nothing stands out: the year with the largest noisy count
-                found = (int(np.argmax(noisy)),) * 2
-            lo, hi = float(years[found[0]]), float(years[found[1] + 1])
-        fill = self.non_null / (FILL * rest.block_cut(1, DATE_CELLS)) if self.non_null is not None else DATE_CELLS
-        unit = "year"
-        for cand in ("month", "day", "hour"):  # the finest calendar unit the span and the rows allow
-            size = (hi - lo) / _UNIT_SECONDS[cand]
-            if _UNIT_SECONDS[cand] < step or size > min(DATE_CELLS, max(fill, MIN_CELLS)):
-                break
-            unit = cand
-        grid = calendar_edges(lo, hi - 1.0, unit, "datetime")  # (whole years: the year histogram's cells)
-        noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per calendar {unit} of the noisy span "
-                               f"({grid.size - 1} public cells)")
-        self._cells(grid, noisy, rest.sd)
-        found = support(noisy, rest)
-        a, b = found if found is not None else (0, grid.size - 2)
-        lo, hi = float(grid[a]), float(grid[b + 1])
-        bins = self.hint.bins or self.spec.bins
-        edges = quantile_edges(grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float), bins, lo, hi)
-        text = "%Y-%m-%d" if np.all(edges % DAY == 0) else "%Y-%m-%dT%H:%M:%S"
-        iso = [pd.Timestamp(e, unit="s", tz="UTC").strftime(text) for e in edges]  # one per edge (≤ bins + 1)
-        self.learned.append(f"{len(iso) - 1} date bins from {iso[0]} to {iso[-1]} on a calendar {unit} grid "
-                            "(noisy histograms per year, then per " + unit + ")")
-        spec: dict = {"type": "datetime", "edges": iso}
-        if fmt is not None:
-            spec["format"] = fmt
-        return spec
-
-    def _spelling(self, budget: ColumnBudget) -> tuple[str | None, float]:
-        """The spelling the column's values are written in: one noisy histogram over the public spelling cells
-        (:func:`~dpsynth.data.timestamps.spelling_cells`: spelling × zero-padded or not × midnight / whole hour /
-        finer).  Cells past the cut count (post-processing).  The spelling whose cells hold the most rows is the
-        column's ``format`` when it holds :data:`SPELLING_MOST` of them; not zero-padded when such cells pass the
-        cut and hold :data:`TIME_SHARE` of its rows; with a time part when non-midnight cells do (else its time
-        fields are written as literal zeros), to the hour unless finer ones do.  Without such a spelling, an ISO
-        timestamp format when the column carries times of day, else None (ISO dates).  Returns (format or None,
-        the step in seconds decoded values are drawn in: a day, an hour or a second)."""
-        noisy = budget.histogram(self.profile.spelling_counts(), f"rows per public spelling ({SPELLING_CELLS} cells: "
-                                 "spelling, zero padding, time part)")
-        cut = budget.block_cut(1, noisy.size)
-        kept = np.where(noisy >= cut, noisy, 0).astype(float).reshape(len(SPELLINGS) + 1, 2, 3)
-        per = kept.sum(axis=(1, 2))
-        total = float(per.sum())
-        winner = int(np.argmax(per))
-        held = float(per[winner])
-        times = kept[:, :, 1:].sum()  # rows past the cut with a time of day, over every spelling
-        finer = kept[:, :, 2].sum()
-        step = DAY if times < TIME_SHARE * max(total, 1.0) else (HOUR if finer < TIME_SHARE * total else 1.0)
-        state = 0 if step == DAY else (1 if step == HOUR else 2)
-        if total <= 0 or winner == len(SPELLINGS) or held < SPELLING_MOST * total:
-            if state == 0:
-                self.learned.append("no public spelling holds most of the rows (noisy counts): written as ISO dates")
-                return None, step
-            fmt = spelled_format("%Y-%m-%dT%H:%M:%S", False, state)  # the times of day are kept
-            self.learned.append(f"no public spelling holds most of the rows (noisy counts): written as {fmt!r}")
-            return fmt, resolution(fmt)
-        unpadded = bool(kept[winner, 1].sum() >= TIME_SHARE * held)
-        fmt = spelled_format(SPELLINGS[winner], unpadded, state)
-        self.learned.append(f"format {fmt!r}: its spelling holds about {held / total:.0%} of the dates (noisy counts)")
-        return fmt, resolution(fmt)
 
     def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0, *,
               points: bool = False):

@@ -27,8 +27,13 @@ from dpsynth.privacy.accountant import Ledger, split_budget
 from dpsynth.privacy.mechanisms import discrete_gaussian_mechanism, geometric_mechanism
 from dpsynth.privacy.selection import gaussian_partition_selection_mechanism, partition_selection_mechanism
 
-__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "OUTER_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "log_cells",
+__all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "FEW_CELLS", "FILL", "FINE_CELLS", "FINE_SHARE", "MIN_CELLS", "OUTER_RANGE", "ColumnBudget", "coarse_grid", "fine_cells", "log_cells",
            "quantile_edges", "support"]
+
+FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
+"""The fine histogram of a numeric column: G round cells over its coarse range (one per integer when an
+integral range holds at most G integers), G between MIN_CELLS and FINE_CELLS such that the column's noisy
+row count (from its profile) fills each cell FILL times over the cut of an empty cell."""
 
 DEFAULT_RANGE = (-1e9, 1e9)
 """The public coarse range of a numeric column without bound hints: its logarithmic buckets' span."""
