@@ -132,7 +132,8 @@ def test_a_table_of_one_column_gets_its_one_way_marginal(runner, tmp_path):
     res, out = _release(runner, tmp_path, table, "--epsilon", "1")
     assert res.exit_code == 0, res.stderr
     written = yaml.safe_load(out.with_name(out.name + ".config.yaml").read_text())
-    assert written["workload"] == {"marginals": {"k": 1}} and len(pd.read_csv(out)) == 400
+    assert written["workload"] == {"marginals": {"k": 1}}
+    assert abs(len(pd.read_csv(out)) - 400) <= 40  # as many rows as the noisy row count (a mechanism output)
 
 
 def test_zero_config_keeps_more_than_a_hundred_frequent_categories():

@@ -823,6 +823,17 @@ MUTANTS += [
          old="            return discrete_gaussian_mechanism(counts, l2_sensitivity=math.sqrt(self.l1), rho=self.amount,\n",
          new="            return discrete_gaussian_mechanism(counts, l2_sensitivity=1.0, rho=self.amount,\n",
          tests=T_DISC),
+    dict(id="discover-streams-seeded-alike", file=DNOISE,
+         why="every column's noise stream seeded alike: two columns with the same values get the same noise, and "
+             "the difference of their true counts is released exactly",
+         old='        out[name] = np.random.default_rng([key, len(raw), int.from_bytes(raw, "little")])\n',
+         new="        out[name] = np.random.default_rng([key])\n",
+         tests=["tests/data/test_discover_streams.py"]),
+    dict(id="discover-streams-shared", file=DISC,
+         why="one noise stream for all columns again: a column's noise depends on every earlier column's path",
+         old="    budgets = {name: ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, streams[name],\n",
+         new="    budgets = {name: ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng,\n",
+         tests=["tests/data/test_discover_streams.py"]),
     # issue 27 item 6: discovery scanned by the stream and spark engines must answer exactly as in memory
     dict(id="discover-stream-merge-drops-pending", file="dpsynth/data/discover/tables.py",
          why="the batch merge of observed values drops the batches not yet folded in (the last ones of a scan): "

@@ -90,7 +90,14 @@ import yaml
 
 from dpsynth.data.discover.allot import TARGET_SHARE, run_columns
 from dpsynth.data.discover.column import FINE_CELLS, MIN_CELLS, PROFILE_SHARE, ColumnDiscovery, plain
-from dpsynth.data.discover.noise import DEFAULT_RANGE, OUTER_RANGE, ColumnBudget, coarse_grid, fine_cells
+from dpsynth.data.discover.noise import (
+    DEFAULT_RANGE,
+    OUTER_RANGE,
+    ColumnBudget,
+    coarse_grid,
+    column_streams,
+    fine_cells,
+)
 from dpsynth.data.discover.spec import _HINT_KEYS, ColumnHint, DiscoverSpec, Discovery, parse_discover
 from dpsynth.data.discover.tables import DiscoveryTable, as_discovery_table
 from dpsynth.errors import ConfigError, DataError
@@ -180,8 +187,9 @@ def discover_schema(
     unit = "epsilon" if rho is None else "rho"
     out = Discovery(schema={"columns": {}, "unknown": "other"})
     cols = {name: ColumnDiscovery(hints[name], source.column(name), spec) for name in learn}
-    budgets = {name: ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, rng, name)
-               for name in learn}
+    streams = column_streams(rng, learn)  # one noise stream per column (noise.column_streams)
+    budgets = {name: ColumnBudget(eps_of[name], rho is not None, neighbouring.histogram_l1, ledger, streams[name],
+                                  name) for name in learn}
     found, book = run_columns(cols, budgets, delta_of, ledger)
     for name, hint in hints.items():  # in the input's order
         if name not in cols:
