@@ -319,7 +319,9 @@ def _csv_chunk(chunk, *, header: bool) -> bytes:
     labels = [c.dictionary.to_pylist() for c in (col.chunk(0) for col in table.columns if col.num_chunks)
               if pa.types.is_dictionary(c.type)]
     words = [*table.column_names, *(x for ls in labels for x in ls)]
-    if any(not w or _CSV_SPECIAL.search(w) for w in words) or any(pa.types.is_string(t) for t in table.schema.types):
+    if any(not w or _CSV_SPECIAL.search(w) for w in words) or any(pa.types.is_string(t) for t in table.schema.types) \
+            or (table.num_columns == 1 and table.column(0).null_count):
+        # (pandas quotes a one-column null as "": arrow's unquoted empty field is a blank line, which readers skip)
         return chunk.to_pandas().to_csv(index=False, header=header).encode("utf-8")
     plain = pa.Table.from_arrays([c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c for c in table.columns],
                                  names=table.column_names)
