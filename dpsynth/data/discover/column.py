@@ -12,6 +12,7 @@ import numpy as np
 
 from dpsynth.data.discover.coarse import coarse_support, margins, reach_zero
 from dpsynth.data.discover.dates import discover_datetime
+from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -387,6 +388,8 @@ class ColumnDiscovery:
           :data:`UNIT_CELLS` integers (its support gives the bounds), else partition selection over its observed
           integers (with δ), whose kept values give the bounds and, when few, one bin each;
         * a support in at most a quarter of the cells: a second histogram over the support only (zoom);
+        * a skewed column most of whose rows lie in a few of its logarithmic cells: finer cells over those
+          (:mod:`~dpsynth.data.discover.dense`);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
 
         The bounds are the support's outer edges (:func:`support`) and the noisy counts (clipped at 0) give the
@@ -459,6 +462,8 @@ class ColumnDiscovery:
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * 4 <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
+        elif self.log_from is not None and (run := dense_run(noisy, grid, rest, integral, self.log_from)):
+            return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "
                                    "public cells)")
