@@ -155,7 +155,11 @@ def around(found: tuple[int, int], ext: np.ndarray, width: int, integral: bool) 
     one holds an integer: [1.5, 2) to [1, 1.5) (the only such pair of public edges, with [-1.5, -1) to
     [-2, -1.5); the buckets between -1 and 1 lead to 0, which :func:`reach_zero` handles).  Issue 27, schooling's
     ``famed`` (classes 1-9, its 185 1s under the profile's cut): the support began at [3, 5) and the margin
-    buckets [2, 3) and [1.5, 2) gave the coarse range [1.5, 20), in which no fine cell could hold a 1."""
+    buckets [2, 3) and [1.5, 2) gave the coarse range [1.5, 20), in which no fine cell could hold a 1 (its cheap
+    few-integers stage still misses them: 1 of 6 seeds kept them before and after).  Measured (zero-config
+    discovery, seeds 0-5, share of rows outside the discovered range): resume's ``years_college`` kept its 2s
+    (5.6%) on 6 seeds (before: 4); every other seen small table's schema unchanged but for resume's
+    ``years_experience`` (rows outside its range 4.2% → 3.1% on average)."""
     lo, hi = np.clip(np.array([int(found[0]) - width, int(found[1]) + width]), 0, ext.size - 2)
     if integral:
         holds = np.ceil(ext[:-1]) < ext[1:]  # bucket i, [ext[i], ext[i + 1]), holds an integer
