@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover import discover_schema, parse_discover, zoom
+from dpsynth.data.discover import coarse, column, discover_schema, parse_discover, zoom
 from dpsynth.data.discover.coarse import margins
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.zoom import MARGIN_SD, widen
@@ -121,3 +121,47 @@ def test_the_margins_are_read_off_noisy_counts_only(monkeypatch):
     again = _discover(_table(twos_at=4, twos=300), seed=3)
     assert replay.i == len(replay.calls)
     assert again.schema == found.schema
+
+
+def test_an_integral_columns_coarse_range_ends_in_buckets_holding_integers():
+    """Schooling's ``famed`` (classes 1-9; its 1s under the profile's cut, its support from [3, 5)): the two
+    margin buckets below were [2, 3) and [1.5, 2), and the coarse range [1.5, …) held no cell for the 1s.  An
+    integral column's range ending in [1.5, 2) (no integer) ends in [1, 1.5); a real column's is as before, and
+    so is a range ending between -1 and 1 (its integer is 0: reach_zero's)."""
+    from dpsynth.data.discover.coarse import around
+
+    ext = np.array([-2.0, -1.5, -1.0, -0.7, 0.0, 1e-6, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0])
+    assert around((11, 12), ext, 2, True).tolist() == [8, 14]  # [1, 1.5) … [10, 15)
+    assert around((11, 12), ext, 2, False).tolist() == [9, 14]  # [1.5, 2) … [10, 15): as before
+    assert around((8, 12), ext, 2, True).tolist() == [6, 14]  # [0.5, 0.7): as before
+    assert around((4, 4), ext, 2, True).tolist() == [2, 6]  # [-1, -0.7) and [0.5, 0.7): as before
+    assert around((4, 4), ext, 3, True).tolist() == [0, 8]  # [-1.5, -1) to [-2, -1.5); [0.7, 1) to [1, 1.5)
+    assert around((1, 14), ext, 2, True).tolist() == [0, 14]  # (clipped to the grid)
+
+
+def _classes(ones_at: int = 1) -> pd.DataFrame:
+    """``college`` as schooling's ``famed`` (classes 1-9 on 3,010 rows, 185 1s: 6%), the 1s at ``ones_at``."""
+    rng = np.random.default_rng(7)
+    college = np.repeat([ones_at, 2, 3, 4, 5, 6, 7, 8, 9], [185, 237, 376, 143, 238, 400, 152, 663, 616])
+    rng.shuffle(college)
+    out = {"college": college}
+    out.update({f"f{j}": (rng.random(college.size) < 0.3).astype(int) for j in range(4)})
+    return pd.DataFrame(out)
+
+
+def test_an_integral_range_reads_only_noisy_counts(monkeypatch):
+    """Classes 1-9 whose 1s the profile misses (its support from [3, 5) at seed 0): the range's lower end is
+    [1, 1.5), moved out from [1.5, 2) by the public edges; with the 1s moved to 9 and the outputs replayed, the
+    same schema and range (an end read off the true smallest number would differ)."""
+    replay = _Replay()
+    monkeypatch.setattr(mechanisms, "recorder", replay)
+    found = _discover(_classes(), seed=0)
+    assert "coarse range [1, 20) (noisy logarithmic buckets)" in found.columns["college"]["learned"]
+    replay.mode = "replay"
+    again = _discover(_classes(ones_at=9), seed=0)
+    assert replay.i == len(replay.calls)
+    assert again.schema == found.schema and again.columns == found.columns
+    monkeypatch.setattr(mechanisms, "recorder", None)
+    monkeypatch.setattr(column, "around", lambda found, ext, width, integral: coarse.around(found, ext, width, False))
+    before = _discover(_classes(), seed=0)  # the margins of a real column's (main before)
+    assert "coarse range [1.5, 20) (noisy logarithmic buckets)" in before.columns["college"]["learned"]

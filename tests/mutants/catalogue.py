@@ -748,6 +748,14 @@ MUTANTS += [
          old="    passed = sums >= np.array([budget.block_cut(int(w), tests) for w in ends - starts])\n",
          new="    passed = sums > 0\n",
          tests=["tests/data/test_discover_reach.py::test_an_empty_mirror_passes_at_most_bucket_miss"]),
+    dict(id="discover-around-true-smallest", file=DCOL,
+         why="issue 27: the coarse range's lower end moved to the bucket of the column's true smallest number (an "
+             "integral column's end bucket moved out by the true counts, not by the public edges)",
+         old="        shown = around(found, ext, COARSE_MARGIN, bool(integral))\n",
+         new="        t = self.profile.profile_counts(edges)\n"
+             "        t = int(np.flatnonzero(t[3:3 + nb] + t[3 + nb:])[0])\n"
+             "        shown = around((min(found[0], t), found[1]), ext, COARSE_MARGIN, bool(integral))\n",
+         tests=["tests/data/test_discover_margins.py::test_an_integral_range_reads_only_noisy_counts"]),
     dict(id="discover-zoom-narrow-true-mass", file="dpsynth/data/discover/zoom.py",
          why="session 7: whether a zoom's support holds most of the rows (zoomed again) read off the true counts",
          old="            narrow(noisy, inner, disc.non_null):\n",

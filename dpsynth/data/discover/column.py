@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from dpsynth.data.discover.coarse import coarse_support, margins, reach_zero
+from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_zero
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
@@ -221,10 +221,10 @@ class ColumnDiscovery:
             w = min(FALLBACK_WINDOW, per_bucket.size)
             start = int(np.argmax(window_sums(per_bucket, w)))
             found = (start, start + w - 1)
-        shown = np.array(found)
         # A tail too thin to pass at this budget would be clamped for good: widen by COARSE_MARGIN buckets on each
-        # side (the fine histogram trims the range again, at a finer resolution).
-        shown = np.clip(shown + [-COARSE_MARGIN, COARSE_MARGIN], 0, nb - 1)
+        # side (the fine histogram trims the range again, at a finer resolution; an integral column's range ends
+        # in a bucket holding an integer, coarse.around).
+        shown = around(found, ext, COARSE_MARGIN, bool(integral))
         self.margins = margins(per_bucket, ext, found, shown, pair.sd) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
                             2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
