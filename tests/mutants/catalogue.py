@@ -689,6 +689,13 @@ MUTANTS += [
          new="            sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, "
              "self.profile.cell_counts(first_grid) * 1.0, wide, first.sd)\n",
          tests=["tests/data/test_discover_smallints.py::test_tied_bounds_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tied-mass-true-counts", file=DCOL,
+         why="issue 27 (tied bounds): the mass that places a tied column's bin edges past its per-integer support "
+             "read off the true counts per integer",
+         old="            mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)\n",
+         new="            mass = past_mass(grid, self.profile.cell_counts(grid) * 1.0, tied, rest.sd, first_grid, "
+             "first_noisy, wide, first.sd)\n",
+         tests=["tests/data/test_discover_smallints.py::test_tied_bounds_are_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-threes-true-counts", file=DLAT,
          why="issue 27 (zero-heavy): the factor 3 of a step read off the true counts of multiples of 3",
          old="        if step_of(by3, threes, nonzero, THREES)[0] is not None:",
