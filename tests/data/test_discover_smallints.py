@@ -23,7 +23,7 @@ from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.spec import ColumnHint
 from dpsynth.data.discover.tables import as_discovery_table
 from dpsynth.data.discover.tail import TAIL_SHARE, UNIT_SHARE, UNITS, probe
-from dpsynth.data.discover.tied import SPIKE, tied_cells, which
+from dpsynth.data.discover.tied import SPIKE, kept_sides, past_mass, tied_cells, which
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
@@ -180,3 +180,74 @@ def test_tied_years_are_read_off_noisy_counts_only(monkeypatch):
     again = discover_schema(d.assign(year=d["year"] - 878), spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()),
                             rng=np.random.default_rng(2), rho=rho)
     assert replay.i == len(replay.calls) and again.schema == found.schema
+
+
+def test_tied_bounds_trim_a_side_only_where_its_wide_cells_are_mostly_empty():
+    """tied.kept_sides (deterministic: post-processing of given counts).  Survey years 1978-2012 measured per
+    integer over the wide cells [1900, 2100) of 100: the cells past 2012 and before 1978 sum to noise, trimmed.
+    Ages at first marriage over [15, 30) in cells of 5 (σ 53, then 65 per integer): the per-integer support
+    ends at 25, but [25, 30) holds 258 rows and 26-29 sum to 186: the upper side stays at the wide edge.  A heap
+    of 600 at 25 filling [25, 30) alone (26-29 sum to noise): trimmed to 25."""
+    years = np.zeros(200)
+    years[78:113:2] = 900.0
+    cells = np.arange(1900, 2101) - 0.5
+    grid, first = np.array([1800.0, 1900.0, 2000.0, 2100.0]), np.array([0.0, 8100.0, 5400.0])
+    assert kept_sides(cells, years, (78, 112), 60.0, grid, first, (1, 2), 50.0) == (78, 112)
+    ages = np.array([111, 170, 190, 205, 212, 190, 180, 125, 114, 88, 73, 74, 43, 32, 37], dtype=float)
+    cells, grid, first = np.arange(15, 31) - 0.5, np.arange(0.0, 75.0, 5.0), np.zeros(14)
+    first[3:6] = [888.0, 697.0, 258.0]
+    assert kept_sides(cells, ages, (0, 10), 65.0, grid, first, (3, 5), 53.0) == (0, 14)
+    ages[10:] = [600.0, -40.0, 10.0, -20.0, 5.0]  # a heap at 25, nothing past it: the wide cell is 25's rows
+    first[5] = 640.0
+    assert kept_sides(cells, ages, (0, 10), 65.0, grid, first, (3, 5), 53.0) == (0, 10)
+
+
+def test_tied_edges_past_the_integers_support_spread_the_wide_cells_rows():
+    """tied.past_mass (deterministic): past the per-integer support, clipped noise per integer would be a phantom
+    mass (26-29 at -40, 80, -20, 90: 170 rows where the wide cell [25, 30) holds only 25's 73); each wide cell's
+    estimate is spread evenly instead.  Inside the support the noisy counts clipped at 0 are kept."""
+    ages = np.array([111, 170, 190, 205, 212, 190, 180, 125, 114, 88, 73, -40, 80, -20, 90], dtype=float)
+    cells, grid, first = np.arange(15, 31) - 0.5, np.arange(0.0, 75.0, 5.0), np.zeros(14)
+    first[3:6] = [888.0, 697.0, 73.0]
+    mass = past_mass(cells, ages, (0, 10), 65.0, grid, first, (3, 5), 53.0)
+    assert np.array_equal(mass[:11], ages[:11]) and np.ptp(mass[11:]) == 0.0
+    assert 0.0 <= mass[11:].sum() < 0.25 * np.clip(ages[11:], 0, None).sum()
+    ages[11:] = [74.0, 43.0, 32.0, 37.0]  # rows past 25 that the wide cell shows too: about their sum
+    first[5] = 258.0
+    assert abs(past_mass(cells, ages, (0, 10), 65.0, grid, first, (3, 5), 53.0)[11:].sum() - 186.0) < 5.0
+
+
+def _ages(seed: int, n: int = 4000) -> pd.DataFrame:
+    """Age at first marriage (botswana's ``agefm``): 10-46, mode 19, a long right tail (15% past 26); half null."""
+    rng = np.random.default_rng(seed)
+    k = np.arange(10, 47)
+    p = np.where(k < 19, np.exp(-(k - 19.0) ** 2 / 18.0), np.exp(-(k - 19.0) / 5.0))
+    ages = rng.choice(k, size=n, p=p / p.sum()).astype(float)
+    ages[rng.random(n) < 0.5] = np.nan
+    return pd.DataFrame({"agefm": ages})
+
+
+def test_tied_bounds_are_read_off_noisy_counts_only(monkeypatch):
+    """Ages at first marriage at a thin budget (σ ≈ 53 on the first fine histogram: cells of 5, three holding
+    most rows: tied, one cell per integer over the support widened to the profile's, [10, 30) on seed 17).  The
+    per-integer support ends before 29 but the wide cell past it holds rows: the upper bound stays at the wide
+    edge; below, the integers' own support (18) is kept.  On D' (20,000 more rows aged 12, under that lower
+    bound, and 20,000 aged 29) with D's noisy outputs replayed: the same schema, so the sides kept were read off
+    noisy counts only; likewise on seed 3 ([15, 35), 21 integers: quantile edges) with 20,000 more aged 30, past
+    the per-integer support: the mass placing the edges too."""
+    d = _ages(0)
+    rho = 1.0 / (2.0 * 53.0**2) / (0.6 * 0.7)
+    spec = parse_discover({"epsilon": 1.0, "delta": 5e-7})
+    for seed, more in ((17, [12.0, 29.0]), (3, [30.0])):
+        replay = _Replay()
+        monkeypatch.setattr(mechanisms, "recorder", replay)
+        found = discover_schema(d, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()),
+                                rng=np.random.default_rng(seed), rho=rho)
+        assert any("tied integers" in x for x in found.columns["agefm"]["learned"])
+        edges = found.schema["columns"]["agefm"]["edges"]
+        assert edges[-1] >= 29.5 and edges[0] > 12
+        replay.mode = "replay"
+        again = discover_schema(pd.concat([d, pd.DataFrame({"agefm": np.repeat(more, 20000)})], ignore_index=True),
+                                spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()), rng=np.random.default_rng(seed),
+                                rho=rho)
+        assert replay.i == len(replay.calls) and again.schema == found.schema

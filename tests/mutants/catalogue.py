@@ -520,8 +520,9 @@ MUTANTS += [
          new="        kept = np.where(self.profile.profile_counts(edges) >= cut, self.profile.profile_counts(edges), 0)\n",
          tests=T_DISC),
     dict(id="discover-true-bounds", file=DCOL, why="bounds from the true fine-cell counts",
-         old="        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = widen(support(self.profile.cell_counts(grid) * 1000, scaled), grid, self.core, noisy, scaled, "
+         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
+         new=("        found = sides or widen(support(self.profile.cell_counts(grid) * 1000, scaled), grid, self.core, noisy, "
+              "scaled, "
               "self.margins, self.learned)\n"),
          tests=T_DISC),
     dict(id="discover-margins-true-counts", file=DCOL,
@@ -689,6 +690,27 @@ MUTANTS += [
          old="        few, units = which(noisy, found, first, width,",
          new="        few, units = which(self.profile.cell_counts(grid) * 1.0, found, first, width,",
          tests=["tests/data/test_discover_smallints.py::test_tied_years_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tied-sides-true-counts", file=DCOL,
+         why="issue 27 (tied bounds): whether rows lie past the per-integer support read off the true counts per "
+             "integer",
+         old="            sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)\n",
+         new="            sides = kept_sides(grid, self.profile.cell_counts(grid) * 1.0, tied, rest.sd, first_grid, "
+             "first_noisy, wide, first.sd)\n",
+         tests=["tests/data/test_discover_smallints.py::test_tied_bounds_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tied-sides-true-wide-cells", file=DCOL,
+         why="issue 27 (tied bounds): the rows the wide cells hold past the per-integer support read off the true "
+             "counts of the first fine histogram",
+         old="            sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)\n",
+         new="            sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, "
+             "self.profile.cell_counts(first_grid) * 1.0, wide, first.sd)\n",
+         tests=["tests/data/test_discover_smallints.py::test_tied_bounds_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tied-mass-true-counts", file=DCOL,
+         why="issue 27 (tied bounds): the mass that places a tied column's bin edges past its per-integer support "
+             "read off the true counts per integer",
+         old="            mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)\n",
+         new="            mass = past_mass(grid, self.profile.cell_counts(grid) * 1.0, tied, rest.sd, first_grid, "
+             "first_noisy, wide, first.sd)\n",
+         tests=["tests/data/test_discover_smallints.py::test_tied_bounds_are_read_off_noisy_counts_only"]),
     dict(id="discover-lattice-threes-true-counts", file=DLAT,
          why="issue 27 (zero-heavy): the factor 3 of a step read off the true counts of multiples of 3",
          old="        if step_of(by3, threes, nonzero, THREES)[0] is not None:",
@@ -725,8 +747,9 @@ MUTANTS += [
          tests=["tests/data/test_discover_zoom.py::test_narrow_fractions_at_a_large_magnitude_are_zoomed_twice"]),
     dict(id="discover-widen-true-cells", file=DCOL,
          why="session 6: whether the fine support reaches a profile bucket confirmed on the true fine-cell counts",
-         old="        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = widen(support(noisy, scaled), grid, self.core, self.profile.cell_counts(grid) * 1.0, scaled, "
+         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
+         new=("        found = sides or widen(support(noisy, scaled), grid, self.core, self.profile.cell_counts(grid) * 1.0, "
+              "scaled, "
               "self.margins, self.learned)\n"),
          tests=["tests/data/test_discover_zoom.py::test_bounds_read_only_mechanism_outputs"]),
     dict(id="discover-coarse-decades-true-counts", file=DCOL,

@@ -43,7 +43,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
-from dpsynth.data.discover.tied import per_integer, which
+from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, which
 from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
 from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
 
@@ -385,7 +385,8 @@ class ColumnDiscovery:
 
         * an integral column whose support fits in at most :data:`FEW_CELLS` cells wider than 1 (tied values at
           a large magnitude, such as years): one cell per integer over the support when it holds at most
-          :data:`UNIT_CELLS` integers (its support gives the bounds), else partition selection over its observed
+          :data:`UNIT_CELLS` integers (its support gives the bounds where the wide cells past it are mostly
+          empty: :func:`~dpsynth.data.discover.tied.kept_sides`), else partition selection over its observed
           integers (with δ), whose kept values give the bounds and, when few, one bin each;
         * a support in at most a quarter of the cells: a second histogram over the support only (zoom);
         * a skewed column most of whose rows lie in a few of its logarithmic cells: finer cells over those
@@ -409,6 +410,8 @@ class ColumnDiscovery:
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
+        sides: tuple[int, int] | None = None  # tied integers: the per-integer support where nothing says rows lie past it (tied.kept_sides)
+        mass: np.ndarray | None = None  # and the mass placing their edges (tied.past_mass)
         few, units = which(noisy, found, first, width, integral=integral and self.log_from is None, non_null=self.non_null,
                            most=min(fill, UNIT_CELLS), few_cells=FEW_CELLS, concentrated=CONCENTRATED)  # (tied.py)
         discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
@@ -425,10 +428,11 @@ class ColumnDiscovery:
             wide = widen(found, grid, self.core, noisy, first, self.margins, self.learned)
             return per_integer(self, rest, grid, wide, noisy, first)
         elif found is not None and few and (found[1] - found[0] + 1) * width <= UNIT_CELLS:
-            # tied integers in a short range (years): one cell per integer over the support; its own support
-            # (rings of doubling width find the thin tails) gives the bounds, so values neither clamp to the
-            # heavy integers nor spread over empty ones
-            lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
+            # tied integers in a short range (years): one cell per integer over the support (widened to the
+            # profile's, zoom.widen); its own support gives the bounds where nothing says rows lie past it
+            # (tied.kept_sides), so values neither clamp to the heavy integers nor spread over empty ones
+            wide = widen(found, grid, self.core, noisy, first, self.margins, self.learned) or found
+            first_grid, lo, hi = grid, float(grid[wide[0]]), float(grid[wide[1] + 1])
             grid = fine_cells(lo, hi, integral=True, cells=min(UNIT_CELLS, UNIT_FILL * cells))
             noisy = rest.histogram(self.profile.cell_counts(grid), f"rows per integer of the support ({grid.size - 1}"
                                    " public cells)")
@@ -449,12 +453,17 @@ class ColumnDiscovery:
                 if spread is not None and sums[spread[0]:spread[1] + 1].sum() >= CONCENTRATED * wide_mass - \
                         CONFIRM * rest.sd * math.sqrt(w * (spread[1] - spread[0] + 1)):  # (less its sum's noise)
                     i, j = starts[spread[0]], min(grid.size - 1, starts[spread[1]] + w)  # unit cells [i, j)
+                    seen = (i, j - 1)
+                    i, j = kept_sides(grid, noisy, seen, rest.sd, first_grid, first_noisy, wide, first.sd)
+                    j += 1
                     self.learned.append(f"bounds [{grid[i] + 0.5:g}, {grid[j] - 0.5:g}] (noisy blocks)")
-                    return float(grid[i] + 0.5), float(grid[j] - 0.5), \
-                        (grid[i:j + 1], np.clip(noisy[i:j], 0, None).astype(float)), None
+                    return float(grid[i] + 0.5), float(grid[j] - 0.5), (grid[i:j + 1], past_mass(
+                        grid, noisy, seen, rest.sd, first_grid, first_noisy, wide, first.sd)[i:j]), None
                 # too few rows per block to find the bounds: the wide cells' support gives them (as a zoom)
                 self.learned.append(f"bounds [{lo:g}, {hi:g}] (the wider cells' support)")
                 return lo, hi, (blocks, np.clip(sums, 0, None).astype(float)), None
+            sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
+            mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
         elif few and delta > 0:
             values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
             if values is not None:
@@ -472,7 +481,7 @@ class ColumnDiscovery:
             scale = 1.0 / math.sqrt(w1 + w2)
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         scaled = ColumnBudget.with_scale(scale, budget)
-        found = widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)
+        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None
@@ -481,7 +490,8 @@ class ColumnDiscovery:
         if integral and grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5:
             new_lo, new_hi = new_lo + 0.5, new_hi - 0.5  # unit cells [k - 0.5, k + 0.5): bounds are integers
         self.learned.append(f"bounds [{new_lo:g}, {new_hi:g}] (noisy fine histogram)")
-        return new_lo, new_hi, (grid[a:b + 2], np.clip(noisy[a:b + 1], 0, None).astype(float)), None
+        mass = np.clip(noisy, 0, None).astype(float) if mass is None else mass
+        return new_lo, new_hi, (grid[a:b + 2], mass[a:b + 1]), None
 
     def _discrete(self, noisy: np.ndarray, found, budget: ColumnBudget, delta: float) -> bool:
         """Whether a fine histogram shows few distinct numbers (:func:`~dpsynth.data.discover.values.few_distinct`)."""
