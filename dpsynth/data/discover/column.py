@@ -324,7 +324,8 @@ class ColumnDiscovery:
                 lo, hi = h.lower, h.upper
         if integral:
             lo, hi = math.ceil(lo), math.floor(hi)
-            hi = max(hi, lo + 1)
+            if hi <= lo:  # one integer: its neighbour toward 0 is the second value (a 0/1 flag whose 0s are rare)
+                lo, hi = (lo - 1, lo) if lo > 0 else (lo, lo + 1)
         values = hi - lo + 1
         too_wide = kind == "integer" and h.lower is None and values > max(2 * bins, self.spec.max_categories)
         if kind == "integer" and not too_wide:  # the hint says integer: one value per integer
