@@ -58,6 +58,11 @@ ninth session: group ``held-out-11`` (``injury_claims``, ``cps91_wives``, ``chem
 ``heart_attacks``, ``wife_hours``, ``jobless_benefits``), exported with hand-written schemas only and RESERVED for
 the closing check of issue 27 after ``held-out-10``'s: nobody runs ``bench_raw``, ``schema discover`` or a release
 without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything on them, before that check.
+Fresh held-out tables of the eleventh session: group ``held-out-12`` (``taxi_trips``, ``hpc_jobs``,
+``alcohol_abuse``, ``two_year_college``, ``wilms_tumor``, ``lecture_evals``, ``toronto_arrests``), exported with
+hand-written schemas only and RESERVED for the closing check of issue 27 after ``held-out-11``'s: nobody runs
+``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
+tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -212,6 +217,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                    "US wives' working hours 1987, 3,382 x 12: signed other income, hours 26% zero to 5,840"),
     "jobless_benefits": ("Ecdat", "Benefits", "held-out-11",
                          "CPS displaced blue-collar workers 1982-1991, 4,877 x 18: 51 state codes, yes/no, a constant"),
+    # session 11: RESERVED for issue 27's closing check after held-out-11's, never run (zero-config) or tuned on
+    "taxi_trips": ("modeldata", "taxi", "held-out-12",
+                   "Chicago taxi trips 2022 (a sample), 10,000 x 7: odometer miles 0-42.3, 7 companies, hour, tip"),
+    "hpc_jobs": ("modeldata", "hpc_data", "held-out-12",
+                 "unix jobs on a compute cluster, 4,331 x 8: counts to 56,671, queue 0 for most, decimal hours"),
+    "alcohol_abuse": ("wooldridge", "alcohol", "held-out-12",
+                      "US adults' alcohol abuse and work, 9,822 x 33: one-hot health/region/quarter, squares"),
+    "two_year_college": ("wooldridge", "twoyear", "held-out-12",
+                         "NLS-72 returns to 2- and 4-year college, 6,763 x 23: id, zero-heavy credits, signed score"),
+    "wilms_tumor": ("survival", "nwtco", "held-out-12",
+                    "National Wilms Tumor Study, 4,028 x 9: patient id, days to relapse, age in months, TRUE/FALSE"),
+    "lecture_evals": ("lme4", "InstEval", "held-out-12",
+                      "ETH Zurich lecture ratings, 73,421 x 7: student and lecturer ids, 14 department codes, 1-5"),
+    "toronto_arrests": ("carData", "Arrests", "held-out-12",
+                        "Toronto marijuana possession arrests 1997-2002, 5,226 x 8: Yes/No columns, age, checks"),
 }
 
 

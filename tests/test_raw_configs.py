@@ -17,7 +17,8 @@ from dpsynth.config import parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
 ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
-         "held-out-7", "held-out-8", "held-out-9", "held-out-10", "held-out-11"}
+         "held-out-7", "held-out-8", "held-out-9", "held-out-10", "held-out-11",
+         "held-out-12"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -121,14 +122,15 @@ def test_session_8_held_out_group_is_fresh_and_varied():
 TWINS = [{("ecdat", "males"), ("plm", "males")}, {("aer", "resumenames"), ("openintro", "resume")},
          {("ecdat", "schooling"), ("causaldata", "close_college"), ("wooldridge", "card"),
           ("ecdat", "retschool")},
-         {("aer", "star"), ("mlmrev", "star")}, {("ratdat", "complete"), ("ratdat", "surveys"), ("ratdat", "complete_old")},
+         {("aer", "star"), ("mlmrev", "star"), ("ecdat", "star")}, {("ratdat", "complete"), ("ratdat", "surveys"), ("ratdat", "complete_old")},
          {("ecdat", "wages"), ("plm", "wages"), ("aer", "psid7682")},
          {("mosaicdata", "births"), ("mosaicdata", "birthscdc"), ("mosaicdata", "birthsssa")},
          {("daag", "monica"), ("daag", "mifem")}, {("aer", "nmes1988"), ("ecdat", "ofp")},
          {("sampleselection", "randhie"), ("ecdat", "medexp"), ("ecdat", "doctorcontacts")},
          {("aer", "doctorvisits"), ("ecdat", "doctoraus")}, {("daag", "cps1"), ("causaldata", "cps_mixtape")},
          {("gt", "sp500"), ("openintro", "sp500_1950_2018")}, {("ecdat", "laborsupply"), ("plm", "laborsupply")},
-         {("aer", "fertility"), ("aer", "fertility2"), ("wooldridge", "labsup")}]
+         {("aer", "fertility"), ("aer", "fertility2"), ("wooldridge", "labsup")},
+         {("ecdat", "sumhes"), ("plm", "sumhes")}, {("count", "rwm1984"), ("count", "rwm5yr")}]
 
 
 def _assert_fresh_and_varied(role: str, size: int = 7) -> None:
@@ -173,6 +175,12 @@ def test_session_9_second_held_out_group_is_fresh_and_varied():
     """Group held-out-11 (RESERVED for issue 27's closing check after held-out-10's): the same rules, and none of
     its datasets is one of held-out-10's or a twin of an earlier group's (held-out-10 is reserved too)."""
     _assert_fresh_and_varied("held-out-11")
+
+
+def test_session_11_held_out_group_is_fresh_and_varied():
+    """Group held-out-12 (RESERVED for issue 27's closing check after held-out-11's): the same rules, and none of
+    its datasets is one of held-out-11's or a twin of an earlier group's (held-out-11 is reserved too)."""
+    _assert_fresh_and_varied("held-out-12")
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
