@@ -21,7 +21,7 @@ import pandas as pd
 from dpsynth.data.discover import coarse, column, discover_schema, parse_discover, values, zoom
 from dpsynth.data.discover.coarse import margins
 from dpsynth.data.discover.noise import ColumnBudget
-from dpsynth.data.discover.values import FEW_MARGIN_SD, seen_integers
+from dpsynth.data.discover.values import FEW_MARGIN_NEXT, FEW_MARGIN_SD, seen_integers
 from dpsynth.data.discover.zoom import MARGIN_SD, widen
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
@@ -180,11 +180,15 @@ def test_a_few_integers_column_keeps_a_margin_bucket_its_profile_count_shows():
     [5, 7), its margins [7, 10) and [10, 15) stood 2.0 and 1.8 σ (seed 1) or [10, 15) 3.5 σ (seed 0), and the cheap
     stage's fine cells (σ ≈ 150 per integer) showed neither: bounds [2, 6] or [2, 7], 11-15% of the rows clamped."""
     core = ((3.0, 5.0), (5.0, 7.0))
-    up = [(7.0, 10.0, 250.0, 100.0), (10.0, 15.0, 300.0, 100.0), (15.0, 20.0, 100.0, 100.0)]
-    assert seen_integers(_few(core, up), 3.0, 6.0) == (3.0, 10.0)  # 7 (2.5 σ), 10 (3 σ); [15, 20) at 1 σ ends it
-    assert 2.0 <= FEW_MARGIN_SD < 2.5
+    up = [(7.0, 10.0, 250.0, 100.0), (10.0, 15.0, 300.0, 100.0), (15.0, 20.0, 50.0, 100.0)]
+    assert seen_integers(_few(core, up), 3.0, 6.0) == (3.0, 10.0)  # 7 (2.5 σ), 10 (3 σ); [15, 20) at 0.5 σ ends it
+    assert 2.0 <= FEW_MARGIN_SD < 2.5 and 0.5 < FEW_MARGIN_NEXT <= 1.0
     up[0] = (7.0, 10.0, 150.0, 100.0)  # 1.5 σ: the side ends there, [10, 15) is not reached
     assert seen_integers(_few(core, up), 3.0, 6.0) == (3.0, 6.0)
+    thinning = [(7.0, 10.0, 210.0, 100.0), (10.0, 15.0, 120.0, 100.0), (15.0, 20.0, 90.0, 100.0)]
+    assert seen_integers(_few(core, thinning), 3.0, 6.0) == (3.0, 10.0)  # 2.1 σ, then 1.2 beside it; 0.9 ends it
+    thinning[0] = (7.0, 10.0, 190.0, 100.0)  # the first at 1.9 σ: none
+    assert seen_integers(_few(core, thinning), 3.0, 6.0) == (3.0, 6.0)
     down = [(1.0, 1.5, 300.0, 100.0), (1.5, 2.0, -80.0, 100.0), (2.0, 3.0, 250.0, 100.0)]
     assert seen_integers(_few(core, down), 3.0, 6.0) == (1.0, 6.0)  # [1.5, 2) holds no integer: passed over
     down[2] = (2.0, 3.0, 100.0, 100.0)
