@@ -13,13 +13,15 @@ profile's bucket noise has σ ≈ 93 rows, the few-integers stage's cells σ ≈
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover import coarse, column, discover_schema, parse_discover, zoom
+from dpsynth.data.discover import coarse, column, discover_schema, parse_discover, values, zoom
 from dpsynth.data.discover.coarse import margins
 from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.values import FEW_MARGIN_NEXT, FEW_MARGIN_SD, seen_integers
 from dpsynth.data.discover.zoom import MARGIN_SD, widen
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
@@ -107,6 +109,7 @@ def test_the_twos_the_profile_missed_are_kept_by_the_margin(monkeypatch):
     them (averaged 3.8 σ); with no margin reached (as before) they are lost (seeds 0-11: kept on 11, before 6)."""
     assert _discover(_table(twos=300), seed=3).schema["columns"]["college"]["edges"][0] == 1.5
     monkeypatch.setattr(zoom, "MARGIN_SD", math.inf)
+    monkeypatch.setattr(values, "FEW_MARGIN_SD", math.inf)  # (the profile's count alone also shows them)
     assert _discover(_table(twos=300), seed=3).schema["columns"]["college"]["edges"][0] == 2.5
 
 
@@ -165,3 +168,60 @@ def test_an_integral_range_reads_only_noisy_counts(monkeypatch):
     monkeypatch.setattr(column, "around", lambda found, ext, width, integral: coarse.around(found, ext, width, False))
     before = _discover(_classes(), seed=0)  # the margins of a real column's (main before)
     assert "coarse range [1.5, 20) (noisy logarithmic buckets)" in before.columns["college"]["learned"]
+
+
+def _few(core, buckets, few: bool = True):
+    """A column of few integers (values.seen_integers' view): its profile's support ``core`` and margins."""
+    return SimpleNamespace(hint=SimpleNamespace(lower=None), reach=None, few=few, core=core, margins=tuple(buckets))
+
+
+def test_a_few_integers_column_keeps_a_margin_bucket_its_profile_count_shows():
+    """Botswana's ``idlnchld`` (ideal children; 7-20 hold 11.7% of its rows): the profile's support ended in
+    [5, 7), its margins [7, 10) and [10, 15) stood 2.0 and 1.8 σ (seed 1) or [10, 15) 3.5 σ (seed 0), and the cheap
+    stage's fine cells (σ ≈ 150 per integer) showed neither: bounds [2, 6] or [2, 7], 11-15% of the rows clamped."""
+    core = ((3.0, 5.0), (5.0, 7.0))
+    up = [(7.0, 10.0, 250.0, 100.0), (10.0, 15.0, 300.0, 100.0), (15.0, 20.0, 50.0, 100.0)]
+    assert seen_integers(_few(core, up), 3.0, 6.0) == (3.0, 10.0)  # 7 (2.5 σ), 10 (3 σ); [15, 20) at 0.5 σ ends it
+    assert 2.0 <= FEW_MARGIN_SD < 2.5 and 0.5 < FEW_MARGIN_NEXT <= 1.0
+    up[0] = (7.0, 10.0, 150.0, 100.0)  # 1.5 σ: the side ends there, [10, 15) is not reached
+    assert seen_integers(_few(core, up), 3.0, 6.0) == (3.0, 6.0)
+    thinning = [(7.0, 10.0, 210.0, 100.0), (10.0, 15.0, 120.0, 100.0), (15.0, 20.0, 90.0, 100.0)]
+    assert seen_integers(_few(core, thinning), 3.0, 6.0) == (3.0, 10.0)  # 2.1 σ, then 1.2 beside it; 0.9 ends it
+    thinning[0] = (7.0, 10.0, 190.0, 100.0)  # the first at 1.9 σ: none
+    assert seen_integers(_few(core, thinning), 3.0, 6.0) == (3.0, 6.0)
+    down = [(1.0, 1.5, 300.0, 100.0), (1.5, 2.0, -80.0, 100.0), (2.0, 3.0, 250.0, 100.0)]
+    assert seen_integers(_few(core, down), 3.0, 6.0) == (1.0, 6.0)  # [1.5, 2) holds no integer: passed over
+    down[2] = (2.0, 3.0, 100.0, 100.0)
+    assert seen_integers(_few(core, down), 3.0, 6.0) == (3.0, 6.0)
+    assert seen_integers(_few(core, up + down, few=False), 3.0, 6.0) == (3.0, 6.0)  # not few integers: as before
+
+
+def _fives(fives_at: int = 5, fives: int = 250) -> pd.DataFrame:
+    """``college``: 3,600 fours, 1,000 threes and ``fives`` at ``fives_at`` (5%); 4 flags."""
+    rng = np.random.default_rng(7)
+    college = np.repeat([4, 3, fives_at], [3600, 1000, fives])
+    rng.shuffle(college)
+    out = {"college": college}
+    out.update({f"f{j}": (rng.random(college.size) < 0.3).astype(int) for j in range(4)})
+    return pd.DataFrame(out)
+
+
+def test_a_few_integers_column_keeps_its_thin_top_integer_by_its_margin(monkeypatch):
+    """250 fives (2.7 σ of the profile's bucket noise, σ ≈ 93) beside the support [3, 5): the margin bucket [5, 7)
+    alone keeps them at seed 0 (seeds 0-11: kept on 10, before 5); without the rule they are lost."""
+    assert _discover(_fives(), seed=0).schema["columns"]["college"]["edges"][-1] == 5.5
+    monkeypatch.setattr(values, "FEW_MARGIN_SD", math.inf)
+    assert _discover(_fives(), seed=0).schema["columns"]["college"]["edges"][-1] == 4.5
+
+
+def test_the_few_integers_margins_read_noisy_counts_only(monkeypatch):
+    """Discovery on D (the fives above), then on D' (the fives moved to 4) with D's noisy outputs replayed: the same
+    schema (bounds read off the true rows of the margin bucket would end at 4)."""
+    replay = _Replay()
+    monkeypatch.setattr(mechanisms, "recorder", replay)
+    found = _discover(_fives(), seed=0)
+    assert found.schema["columns"]["college"]["edges"][-1] == 5.5
+    replay.mode = "replay"
+    again = _discover(_fives(fives_at=4), seed=0)
+    assert replay.i == len(replay.calls)
+    assert again.schema == found.schema

@@ -532,6 +532,19 @@ MUTANTS += [
          new=("        t = self.profile.profile_counts(edges)\n        self.margins = margins(1.0 * (t[3:3 + nb] + t[3 + nb:]), "
               "ext, found, shown, pair.sd) if self.core is not None else ()\n"),
          tests=["tests/data/test_discover_margins.py::test_the_margins_are_read_off_noisy_counts_only"]),
+    dict(id="discover-few-margins-true-counts", file=DVAL,
+         why="issue 27 (few integers' tails): a margin bucket's integers kept when the true rows in it are nonzero, "
+             "not by its noisy profile count",
+         old="    last = max([last, *(math.ceil(m[0]) for m in _reached(up))])",
+         new="    last = max([last, *(math.ceil(m[0]) for m in up if col.profile.cell_counts(np.array(m[:2]))[0] > 0)])",
+         tests=["tests/data/test_discover_margins.py::test_the_few_integers_margins_read_noisy_counts_only"]),
+    dict(id="discover-few-margins-no-threshold", file=DVAL,
+         why="issue 27 (few integers' tails): a margin bucket's integers kept whenever its noisy profile count is "
+             "positive (noise alone widens the bounds)",
+         old="        if count < (FEW_MARGIN_NEXT if out else FEW_MARGIN_SD) * sd:\n",
+         new="        if count < 0.0:\n",
+         tests=[("tests/data/test_discover_margins.py::"
+                 "test_a_few_integers_column_keeps_a_margin_bucket_its_profile_count_shows")]),
     dict(id="discover-margins-no-threshold", file="dpsynth/data/discover/zoom.py",
          why="issue 27 (few integers): a margin bucket reached whenever its noisy counts are positive (no cut: noise "
              "alone widens the bounds)",
