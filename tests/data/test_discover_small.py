@@ -110,21 +110,23 @@ def test_decades_and_the_coarse_support_of_a_signed_histogram():
     assert ext[b + 1] <= 0.0
 
 
-@pytest.mark.parametrize("make, other", [
-    (_signed, lambda t: t.assign(x=np.minimum(t["x"], -0.5))),
-    (_speeds, lambda t: t.assign(x=np.clip(t["x"], 91.0, 93.9))),
+@pytest.mark.parametrize("make, other, seed", [
+    (_signed, lambda t: t.assign(x=np.minimum(t["x"], -0.5)), 3),
+    # (seed 0: the zoom's support spans at most a quarter of its cells, so the mass test is asked; seed 3 did
+    # before the per-column noise streams)
+    (_speeds, lambda t: t.assign(x=np.clip(t["x"], 91.0, 93.9)), 0),
 ], ids=["signed", "speeds"])
-def test_bounds_read_only_mechanism_outputs(monkeypatch, make, other):
+def test_bounds_read_only_mechanism_outputs(monkeypatch, make, other, seed):
     """With the first run's noisy outputs replayed, tables whose true counts differ (the positive side moved, the
     speeds narrowed onto the fastballs) give the same schema: the decades' sums and the zoom's mass test read
     noisy counts only.  Mutants: either read off the true counts."""
     a = make()
     calls = []
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: calls.append(np.array(out, copy=True)))
-    found, _ = _discover(a, 3)
+    found, _ = _discover(a, seed)
     replay = iter(calls)
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
-    found2, _ = _discover(other(a), 3)
+    found2, _ = _discover(other(a), seed)
     assert found2.schema == found.schema and found2.columns == found.columns
 
 

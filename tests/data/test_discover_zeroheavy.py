@@ -135,12 +135,13 @@ def _assets(seed: int, n: int = 4000, spread: bool = True) -> pd.DataFrame:
 def test_the_rows_a_step_must_hold_are_the_profiles_noisy_count(monkeypatch):
     """On D the cell of 2000 alone passes the cut but holds a third of the nonzero numbers: no step.  On D' (the
     spread amounts replaced by zeros) with D's noisy outputs replayed: the same schema, no step 2000."""
-    d = _assets(0)
+    d = _assets(0, n=6000)  # (6,000 rows: the step histogram is asked, lattice.LATTICE_ROWS; at 4,000 it is not)
     replay = _Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, _ = _zcdp(d, seed=0)
     assert "step" not in found.schema["columns"]["assets"]
+    assert any("no lattice" in note for note in found.columns["assets"]["learned"])
     replay.mode = "replay"
-    again, _ = _zcdp(_assets(0, spread=False), seed=0)
+    again, _ = _zcdp(_assets(0, n=6000, spread=False), seed=0)
     assert replay.i == len(replay.calls)
     assert again.schema == found.schema
