@@ -128,6 +128,7 @@ def partition_selection_mechanism(
     stage: str,
     measured: str = "",
     return_noisy: bool = False,
+    public: int = 0,
 ):
     """(ε, δ)-DP selection among the *observed* values of a column (each row holds one value).
 
@@ -140,12 +141,17 @@ def partition_selection_mechanism(
     The ledger entry counts ONE invocation: the number of candidates is the
     number of distinct values observed, a private count that must not be
     published (the ledger goes into the report and the model file).
+
+    ``public``: the first ``public`` candidates are public keys (counts ≥ 0, rows equal to values fixed before
+    the data was read, each row in at most one count over all candidates): their noisy counts are released
+    whatever they are.  They exist in both neighbouring tables, so they are coordinates of the noisy histogram
+    like the observed values present in both (no δ); the δ event, a value held by one row, concerns the others.
     """
     counts = np.asarray(counts)
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError("counts must be a 1-d array of integers")
-    if np.any(counts < 1):
-        raise ValueError("partition selection takes the counts of observed values (all >= 1)")
+    if not 0 <= public <= counts.size or np.any(counts[:public] < 0) or np.any(counts[public:] < 1):
+        raise ValueError("partition selection takes the counts of observed values (all >= 1; public keys >= 0)")
     scale, threshold = partition_threshold(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     ledger.charge(
         Charge(
@@ -162,7 +168,7 @@ def partition_selection_mechanism(
     noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))
-    keep = np.flatnonzero(noisy >= threshold)
+    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))  # (public keys: always)
     keep = keep[np.argsort(-noisy[keep], kind="stable")]
     return (keep, noisy[keep]) if return_noisy else keep
 
@@ -203,9 +209,10 @@ def gaussian_partition_selection_mechanism(
     stage: str,
     measured: str = "",
     return_noisy: bool = False,
+    public: int = 0,
 ):
     """δ-approximate ρ-zCDP selection among the observed values of a column (as
-    :func:`partition_selection_mechanism`, with discrete Gaussian noise and threshold).
+    :func:`partition_selection_mechanism`, with discrete Gaussian noise and threshold; ``public`` likewise).
 
     *Why.*  Values present in both neighbouring tables: their count vectors differ by at most Δ₂ in L2 norm
     (1 under add-remove, √2 under replace-one), and the discrete Gaussian is ρ = Δ₂²/(2σ²)-zCDP on them
@@ -219,8 +226,8 @@ def gaussian_partition_selection_mechanism(
     counts = np.asarray(counts)
     if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError("counts must be a 1-d array of integers")
-    if np.any(counts < 1):
-        raise ValueError("partition selection takes the counts of observed values (all >= 1)")
+    if not 0 <= public <= counts.size or np.any(counts[:public] < 0) or np.any(counts[public:] < 1):
+        raise ValueError("partition selection takes the counts of observed values (all >= 1; public keys >= 0)")
     sigma, threshold = gaussian_partition_threshold(rho=rho, delta=delta, l2_sensitivity=l2_sensitivity)
     ledger.charge(
         Charge(
@@ -239,7 +246,7 @@ def gaussian_partition_selection_mechanism(
     noisy = counts.astype(np.int64) + discrete_gaussian_noise(sigma, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("gaussian-partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))
-    keep = np.flatnonzero(noisy >= threshold)
+    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))  # (public keys: always)
     keep = keep[np.argsort(-noisy[keep], kind="stable")]
     return (keep, noisy[keep]) if return_noisy else keep
 

@@ -627,17 +627,39 @@ MUTANTS += [
     dict(id="discover-heaps-true-counts", file="dpsynth/data/discover/heaps.py",
          why="issue 27: the heaped values (point bins, reused counts) read off the true counts of the observed "
              "numbers, not the partition selection's noisy ones",
-         old="    v, c = np.asarray(values, dtype=float)[idx], np.asarray(noisy, dtype=float)\n",
-         new="    v, c = np.asarray(values, dtype=float)[idx], np.asarray(counts, dtype=float)[idx]\n",
+         old="    v, c = keys[idx], np.asarray(noisy, dtype=float)\n",
+         new="    v, c = keys[idx], np.asarray(counts, dtype=float)[idx]\n",
          tests=["tests/data/test_discover_heaps.py"]),
     dict(id="discover-heaps-no-threshold", file="dpsynth/data/discover/heaps.py",
          why="issue 27: the observed numbers noised but not thresholded (a value held by one row may be published; "
              "no δ charged)",
-         old="    idx, noisy = budget.partition(np.asarray(counts, dtype=np.int64), delta,\n"
-             "                                  what=f\"rows per observed number in [{lo:g}, {hi:g}] (heaped values)\")\n",
+         old="    idx, noisy = budget.partition(counts.astype(np.int64), delta, public=pub.size,\n"
+             "                                  what=f\"rows per observed number in [{lo:g}, {hi:g}], {pub.size} public round \"\n"
+             "                                       \"values first (heaped values)\")\n",
          new="    noisy = budget.histogram(np.asarray(counts, dtype=np.int64), \"rows per observed number (heaped values)\")\n"
              "    idx = np.argsort(-noisy, kind=\"stable\")\n    noisy = noisy[idx]\n",
          tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-heaps-public-counted-twice", file="dpsynth/data/discover/heaps.py",
+         why="session 11 (jobless_benefits' rr): a row at a public round value counted both as that public key "
+             "and among the observed numbers of the same selection (sensitivity 2 where 1 is charged)",
+         old="    own = ~np.isin(values, pub)\n",
+         new="    own = np.ones(values.size, dtype=bool)\n",
+         tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="partition-public-one-more", file=SEL,
+         why="session 11: the first observed value after the public keys released without the threshold (a value "
+             "held by one row published with probability 1, not δ)",
+         old="                                  sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))\n"
+             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))",
+         new="                                  sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))\n"
+             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
+         tests=T_SEL),
+    dict(id="partition-gaussian-public-one-more", file=SEL,
+         why="session 11: as partition-public-one-more, in the Gaussian partition selection",
+         old="                                  sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))\n"
+             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))",
+         new="                                  sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))\n"
+             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
+         tests=T_SEL),
     dict(id="discover-points-budget-not-split", file=DCOL,
          why="issue 27: the point-mass histogram spends the column's numeric budget again instead of a share of it",
          old="            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))\n",

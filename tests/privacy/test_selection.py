@@ -17,6 +17,7 @@ from scipy import stats
 from dpsynth.errors import BudgetError
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
 from dpsynth.privacy.selection import (
+    gaussian_partition_selection_mechanism,
     partition_release_probability,
     partition_selection_mechanism,
     partition_threshold,
@@ -330,3 +331,26 @@ def test_gaussian_partition_selection_adds_noise_of_the_stated_scale():
     sigma2 = 1.0 / (2 * 0.005)
     var = float(np.var(noisy.astype(float), ddof=1))
     assert abs(var - sigma2) < 6 * sigma2 * math.sqrt(2 / (counts.size - 1))
+
+
+@pytest.mark.parametrize("gaussian", [False, True])
+def test_partition_selection_releases_public_keys_whatever_their_count_and_thresholds_the_rest(gaussian):
+    """The first ``public`` candidates are public keys (heaps.py: round values fixed before the data was read):
+    released even at a noisy count near 0, while an observed value held by one row after them stays under the
+    threshold (P ≤ δ).  Counts of 0 are refused past the public keys.  Mutant: the first observed value
+    released as if public."""
+    counts = np.array([0, 0, 0, 1, 1, 1, 5000])
+    for seed in range(20):
+        ledger = Ledger(1.0, 1e-6, ZCDPComposition()) if gaussian else Ledger(1.0, 1e-6)
+        rng = np.random.default_rng(seed)
+        if gaussian:
+            keep = gaussian_partition_selection_mechanism(counts, rho=0.01, delta=1e-7, l2_sensitivity=1.0,
+                                                          ledger=ledger, rng=rng, stage="s", public=3)
+        else:
+            keep = partition_selection_mechanism(counts, epsilon=0.5, delta=1e-7, sensitivity=1.0, ledger=ledger,
+                                                 rng=rng, stage="s", public=3)
+        assert sorted(keep.tolist()) == [0, 1, 2, 6]
+        assert len(ledger.charges) == 1
+    with pytest.raises(ValueError, match="observed values"):
+        partition_selection_mechanism(np.array([0, 0]), epsilon=1.0, delta=1e-6, sensitivity=1.0,
+                                      ledger=Ledger(9, 0.1), rng=np.random.default_rng(0), stage="s", public=1)

@@ -16,6 +16,14 @@ of the noisy non-null rows gets a point bin (:func:`~dpsynth.data.discover.point
 them (the heaviest).  0 is left to the profile's exact-zero cell (already paid for).  The noisy counts of the
 points well above the selection threshold (:data:`MARGIN` sds) are kept as evidence measurements; the others
 only weigh the decoding (a selected count is biased upwards near the threshold).
+
+The public round values inside the heavy cells (those the δ-free path asks) are **public keys** of that same
+selection: their counts come first, released whatever their noise, and a row equal to one is not counted among
+the observed numbers (each row in one count: the same sensitivity, one charge, no budget split).  They are kept
+by the round values' rule (past the cut of :func:`~dpsynth.data.discover.points.measure`, 1/bins of the rows),
+far below the selection's threshold (≈ σ·sqrt(2 ln 1/δ)): jobless_benefits' ``rr`` holds 620 of 4,877 rows at
+exactly 0.5 against a threshold of 577 at σ 106, and the heap was missed on both seeds of session 11's closing
+check (its rows decoded over [0.5, 0.55): 1-way TV 0.25-0.28, the hand schema's 0.05).
 """
 
 from __future__ import annotations
@@ -44,31 +52,44 @@ def ask_points(spikes, heavy: tuple[np.ndarray, np.ndarray], delta: float, colum
     """The point masses the budget ``spikes`` that :meth:`~dpsynth.data.discover.column.ColumnDiscovery._fine` set
     aside finds within [lo, hi]: with ``delta``, any heaped number (:func:`heaped`); without, the public round
     values inside the ``heavy`` cells (their edges, :func:`~dpsynth.data.discover.points.measure`)."""
-    if delta > 0:
-        return heaped(spikes, column, lo=lo, hi=hi, delta=delta, non_null=non_null, bins=bins, integral=integral)
     values = candidates(lo, hi, None if cells is None else np.asarray(cells, dtype=float), integral)
     values = values[np.any((values[:, None] >= heavy[0]) & (values[:, None] <= heavy[1]), axis=1)]
+    if delta > 0:
+        return heaped(spikes, column, lo=lo, hi=hi, delta=delta, non_null=non_null, bins=bins, integral=integral,
+                      public=values)
     if values.size == 0:  # (its share of the budget goes unused)
         return PointMasses.none()
     return measure(spikes, column, values, non_null=non_null, bins=bins)
 
 
 def heaped(budget, column, *, lo: float, hi: float, delta: float, non_null: float, bins: int,
-           integral: bool) -> PointMasses:
+           integral: bool, public: np.ndarray | None = None) -> PointMasses:
     """The heaped values of ``column`` within [lo, hi] (see the module docstring), by partition selection with
-    ``budget`` and ``delta``.  ``column.number_counts(lo, hi)`` is private and goes straight into the mechanism."""
+    ``budget`` and ``delta``, the ``public`` round values within [lo, hi] (:func:`ask_points`) as public keys.
+    ``column.number_counts(lo, hi)`` and ``column.point_counts(public)`` are private and go straight into the
+    mechanism: a row equal to a public value is counted there and not among the observed numbers (exact float
+    equality both ways), so each row is in one count."""
+    pub = np.zeros(0) if public is None else np.asarray(public, dtype=float)
     values, counts = column.number_counts(lo, hi)
-    idx, noisy = budget.partition(np.asarray(counts, dtype=np.int64), delta,
-                                  what=f"rows per observed number in [{lo:g}, {hi:g}] (heaped values)")
+    values = np.asarray(values, dtype=float)
+    own = ~np.isin(values, pub)
+    keys = np.concatenate([pub, values[own]])
+    counts = np.concatenate([column.point_counts(pub) if pub.size else np.zeros(0, dtype=np.int64),
+                             np.asarray(counts, dtype=np.int64)[own]])
+    idx, noisy = budget.partition(counts.astype(np.int64), delta, public=pub.size,
+                                  what=f"rows per observed number in [{lo:g}, {hi:g}], {pub.size} public round "
+                                       "values first (heaped values)")
     if idx.size == 0:
         return PointMasses.none()
-    v, c = np.asarray(values, dtype=float)[idx], np.asarray(noisy, dtype=float)
-    keep = (c >= HEAP_SHARE * non_null / bins) & (v != 0)
+    v, c = keys[idx], np.asarray(noisy, dtype=float)
+    at_public = idx < pub.size  # a public value: the round values' histogram rule (points.measure), unbiased
+    keep = np.where(at_public, (c >= budget.block_cut(1, max(1, pub.size))) & (c >= non_null / bins),
+                    c >= HEAP_SHARE * non_null / bins) & (v != 0)
     if integral:
         keep &= v == np.round(v)
-    v, c = v[keep][:bins], c[keep][:bins]  # (by decreasing noisy count: the heaviest)
+    v, c, at_public = v[keep][:bins], c[keep][:bins], at_public[keep][:bins]  # (by decreasing noisy count)
     threshold = _threshold(budget, delta)
-    sds = np.where(c >= threshold + MARGIN * budget.sd, budget.sd, 0.0)  # sd 0: not a measurement (evidence.py)
+    sds = np.where(at_public | (c >= threshold + MARGIN * budget.sd), budget.sd, 0.0)  # sd 0: no measurement
     order = np.argsort(v)
     return PointMasses(v[order], c[order], sds[order], "heaped values released by partition selection")
 

@@ -128,16 +128,18 @@ class ColumnBudget:
         amount = like.l1 / (2.0 * scale * scale) if like.zcdp else like.l1 / scale
         return ColumnBudget(amount, like.zcdp, like.l1, like.ledger, like.rng, like.name)
 
-    def partition(self, counts: np.ndarray, delta: float, what: str = "rows per observed value"):
-        """Released candidates (by decreasing noisy count) and their noisy counts."""
+    def partition(self, counts: np.ndarray, delta: float, what: str = "rows per observed value", public: int = 0):
+        """Released candidates (by decreasing noisy count) and their noisy counts; the first ``public`` are public
+        keys, released whatever their noisy count (``dpsynth.privacy.selection``)."""
         measured = f"{self.name}: {what}"
         if self.zcdp:
             return gaussian_partition_selection_mechanism(
                 counts, rho=self.amount, delta=delta, l2_sensitivity=math.sqrt(self.l1), ledger=self.ledger,
-                rng=self.rng, stage="discover", measured=measured, return_noisy=True)
+                rng=self.rng, stage="discover", measured=measured, return_noisy=True,
+                public=public)
         return partition_selection_mechanism(counts, epsilon=self.amount, delta=delta, sensitivity=self.l1,
                                              ledger=self.ledger, rng=self.rng, stage="discover",
-                                             measured=measured, return_noisy=True)
+                                             measured=measured, return_noisy=True, public=public)
 
     def block_cut(self, w: int, blocks: int) -> float:
         """A t with P(some of ``blocks`` sums of w noises ≥ t) ≤ BUCKET_MISS.
