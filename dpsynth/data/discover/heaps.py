@@ -19,11 +19,12 @@ only weigh the decoding (a selected count is biased upwards near the threshold).
 
 The public round values inside the heavy cells (those the δ-free path asks) are **public keys** of that same
 selection: their counts come first, released whatever their noise, and a row equal to one is not counted among
-the observed numbers (each row in one count: the same sensitivity, one charge, no budget split).  They are kept
-by the round values' rule (past the cut of :func:`~dpsynth.data.discover.points.measure`, 1/bins of the rows),
-far below the selection's threshold (≈ σ·sqrt(2 ln 1/δ)): jobless_benefits' ``rr`` holds 620 of 4,877 rows at
-exactly 0.5 against a threshold of 577 at σ 106, and the heap was missed on both seeds of session 11's closing
-check (its rows decoded over [0.5, 0.55): 1-way TV 0.25-0.28, the hand schema's 0.05).
+the observed numbers (each row in one count: the same sensitivity, one charge, no budget split).  One is kept by
+the heaps' rule or by the round values' (past the cut of :func:`~dpsynth.data.discover.points.measure`, 1/bins
+of the rows), whose cut is far below the selection's threshold (≈ σ·sqrt(2 ln 1/δ)): jobless_benefits' ``rr``
+holds 620 of 4,877 rows at exactly 0.5 against a threshold of 577 at σ 106, and the heap was missed on both
+seeds of session 11's closing check (its rows decoded over [0.5, 0.55): 1-way TV 0.25-0.28, the hand schema's
+0.05).  The round values' rule alone lost pizza_sales' heap at 16 (4,500 rows, under 1/bins: 2-way L1 1.45×).
 """
 
 from __future__ import annotations
@@ -82,13 +83,13 @@ def heaped(budget, column, *, lo: float, hi: float, delta: float, non_null: floa
     if idx.size == 0:
         return PointMasses.none()
     v, c = keys[idx], np.asarray(noisy, dtype=float)
-    at_public = idx < pub.size  # a public value: the round values' histogram rule (points.measure), unbiased
-    keep = np.where(at_public, (c >= budget.block_cut(1, max(1, pub.size))) & (c >= non_null / bins),
-                    c >= HEAP_SHARE * non_null / bins) & (v != 0)
-    if integral:
+    threshold = _threshold(budget, delta)
+    at_public = idx < pub.size  # a public value: released unthresholded, so its count is unbiased
+    heap = (c >= threshold) & (c >= HEAP_SHARE * non_null / bins)  # (any value past the selection: a heap)
+    keep = (heap | (at_public & (c >= budget.block_cut(1, max(1, pub.size))) & (c >= non_null / bins))) & (v != 0)
+    if integral:  # (a public value also by the round values' rule, points.measure: far under the threshold)
         keep &= v == np.round(v)
     v, c, at_public = v[keep][:bins], c[keep][:bins], at_public[keep][:bins]  # (by decreasing noisy count)
-    threshold = _threshold(budget, delta)
     sds = np.where(at_public | (c >= threshold + MARGIN * budget.sd), budget.sd, 0.0)  # sd 0: no measurement
     order = np.argsort(v)
     return PointMasses(v[order], c[order], sds[order], "heaped values released by partition selection")
