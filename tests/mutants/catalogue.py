@@ -1041,4 +1041,21 @@ MUTANTS += [
          old="float(np.abs(values - est[pick]).sum()), values.size,",
          new="float(np.abs(true[attrs] - est[pick]).sum()), values.size,",
          tests=T_SELECTION),
+    # session 12: columns of mostly distinct values left out after one noisy count of their distinct values
+    dict(id="discover-distinct-true-count", file=DCOL,
+         why="the identifier screen decides on the true number of distinct values (its noisy count only charged)",
+         old="        distinct = budget.count(int(np.size(counts)), \"distinct values (identifiers, free text)\")\n",
+         new="        distinct = 0 * budget.count(int(np.size(counts)), \"distinct values (identifiers, free text)\") "
+             "+ np.size(counts)\n",
+         tests=["tests/data/test_discover_distinct.py"]),
+    dict(id="discover-count-l2-of-a-histogram", file=DNOISE,
+         why="a single count's L2 sensitivity taken as a histogram's, sqrt(l1): under replace-one a row moves it "
+             "by 2, so its Gaussian noise is sqrt(2) too small",
+         old="l2_sensitivity=float(self.l1),", new="l2_sensitivity=math.sqrt(self.l1),",
+         tests=["tests/data/test_discover_distinct.py"]),
+    dict(id="discover-count-l1-one", file=DNOISE,
+         why="a single count's Laplace noise for sensitivity 1 whatever the neighbouring relation (replace-one: 2)",
+         old="out = geometric_mechanism(np.array([value], dtype=np.int64), sensitivity=self.l1,",
+         new="out = geometric_mechanism(np.array([value], dtype=np.int64), sensitivity=1,",
+         tests=["tests/data/test_discover_distinct.py"]),
 ]

@@ -37,7 +37,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 2. **categorical**: partition selection over the observed values (a probe with 15% of the stage's budget and
    half its δ first; again with the rest only when the probe's values leave rows unexplained), the top
    ``max_categories`` by noisy count kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
-   noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning.
+   noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning; so is
+   one whose probe left rows out and whose noisy count of distinct values is over a third of its rows
+   (``ColumnDiscovery.screen``, before its second selection).
 3. **numeric** (a column of few integers, its coarse range at most 2·bins wide, with 15% of the stage's budget):
    a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
    many as the noisy row count fills; one per integer when that many cover an integral range; logarithmic cells,

@@ -10,8 +10,10 @@ The columns then run in three phases, each reading only mechanism outputs of the
    bounds keep every integer its profile showed, :func:`~dpsynth.data.discover.values.seen_integers`, so the
    cheap stage loses no value the profile found); a categorical column its probe
    (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of the rest);
-3. **the pool**: what the first two phases left of the total goes to the categorical columns whose probes left
-   rows unexplained, for their second partition selection: each gets the rest of its own allotment (as with
+3. **the pool**: a categorical column whose probe left rows unexplained first counts its distinct values with
+   :data:`~dpsynth.data.discover.column.SCREEN_SHARE` of the rest of its allotment (``ColumnDiscovery.screen``):
+   mostly distinct values (identifiers, free text) leave it out, and the rest of its allotment goes back to the
+   pool.  What the first phases left of the total goes to the other such columns, for their second selection: each gets the rest of its own allotment (as with
    no pool), and what the cheaper stages left is shared among them (equal shares, each capped at what keeps a
    category of :data:`TARGET_SHARE` of its noisy rows, :func:`selection_need`; a capped column's surplus goes
    to the others).  What is still left is never charged: the release spends it.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from dpsynth.data.discover.column import FEW_SHARE, ColumnDiscovery
+from dpsynth.data.discover.column import FEW_SHARE, SCREEN_SHARE, ColumnDiscovery
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.tail import probe as tail_probe
 from dpsynth.data.discover.values import PROBE_SHARE
@@ -100,11 +102,19 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
             probes[name] = stage.amount
         specs[name] = run(name, col.finish, stage, deltas.get(name, 0.0))
     pending = [n for n in cols if cols[n].pending is not None]
+    screened = {}
+    for name in pending:  # mostly distinct values (column.screen): left out before a second selection
+        screen, keep = replace(budgets[name], amount=rest[name].amount - probes[name]).split(SCREEN_SHARE)
+        if run(name, cols[name].screen, screen):
+            specs[name] = None
+        else:
+            screened[name] = keep.amount
+    pending = [n for n in pending if n in screened]
     if not pending:
         return specs, book
     total = math.fsum(b.amount for b in budgets.values())
     pool = max(0.0, total - math.fsum(v["spent"] for v in book.values())) * (1.0 - POOL_MARGIN)
-    floors = {n: rest[n].amount - probes[n] for n in pending}  # the rest of its own allotment (always there)
+    floors = dict(screened)  # the rest of its own allotment, less its screen (always there)
     extra = max(0.0, pool - math.fsum(floors.values()))
     wants = {n: max(0.0, selection_need(cols[n], budgets[n], split_budget(deltas[n], [1.0, 1.0])[1]) - floors[n])
              if getattr(cols[n].pending, "surplus", 0.0) > POOL_SD else 0.0 for n in pending}

@@ -69,6 +69,18 @@ FREE_TEXT_SHARE = 0.1
 """A categorical column whose released categories hold less than this share of its non-null rows (noisy
 counts) is free text or an identifier: it is left out of the schema, and the report says so."""
 
+DISTINCT_SHARE, DISTINCT_SD, SCREEN_SHARE = 1 / 3, 2.0, 0.05
+"""A categorical column whose probe left rows unexplained first counts, with SCREEN_SHARE of the rest of its
+allotment, its distinct values (:meth:`ColumnDiscovery.screen`; sensitivity 1).  When that noisy count stands
+DISTINCT_SD sds above DISTINCT_SHARE of its noisy non-null rows (a value held by 3 rows or fewer on average) and
+the probe's values hold under :data:`FREE_TEXT_SHARE` of them, the column is mostly distinct values (identifiers,
+free text, ids of a case or an order shared by a few rows): left out of the schema before its second selection,
+whose budget goes back to the pool.  Until session 12 such a column ran that selection, drawing on the pool (sized
+to find a value of 1% of its rows), found nothing and stayed in the schema as one placeholder category: a column
+of ``__other__`` in every row (nasscds' ``caseid``, planes' ``tailnum``, trump_tweets' ``text``), while a column
+whose kept values hold 5% of its rows was left out (:data:`FREE_TEXT_SHARE`).  A column of many rare but
+repeated values (who's ``country``, 219 values of about 33 rows each) keeps its placeholder."""
+
 TEXT_SHARE = 0.05
 """A column the profile finds mostly numbers is categorical after all when its noisy text holds TEXT_SHARE of its
 non-null rows and its numbers are integers in a coarse range of at most 2·bins (codes written partly as
@@ -165,6 +177,26 @@ class ColumnDiscovery:
                               h.bins or self.spec.bins)
         spec["missing"] = self.missing
         return spec
+
+    def screen(self, budget: ColumnBudget) -> bool:
+        """Whether a :attr:`pending` column is mostly distinct values (:data:`DISTINCT_SHARE`): one noisy count
+        of its distinct non-null values, with ``budget`` (sensitivity 1: a row added or removed adds or removes
+        at most one value).  When it is, the column is left out (:attr:`dropped`) and its second selection is not
+        run; the probe's values must hold under :data:`FREE_TEXT_SHARE` of the rows (a column of one common value
+        and unique text keeps that value)."""
+        _, counts = self.profile.value_counts()
+        distinct = budget.count(int(np.size(counts)), "distinct values (identifiers, free text)")
+        non_null = float(self.non_null or 0.0)
+        held = float(np.clip(self.pending.noisy[: self.spec.max_categories], 0, None).sum()) if self.pending else 0.0
+        if (non_null <= 0 or held >= FREE_TEXT_SHARE * non_null
+                or distinct < DISTINCT_SHARE * non_null + DISTINCT_SD * budget.count_sd):
+            self.learned.append(f"about {max(distinct, 0.0):.0f} distinct values (noisy count)")
+            return False
+        self.pending = None
+        self.dropped = (f"mostly distinct values (free text or an identifier): about {distinct:.0f} distinct values "
+                        f"in about {non_null:.0f} non-null rows (noisy counts); left out of the schema")
+        self.learned.append(self.dropped)
+        return True
 
     def complete(self, more: ColumnBudget | None) -> dict | None:
         """The second partition selection of a :attr:`pending` column, with ``more``: its answer is the column's

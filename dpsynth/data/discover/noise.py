@@ -122,6 +122,25 @@ class ColumnBudget:
         return geometric_mechanism(counts, sensitivity=self.l1, epsilon=self.amount, ledger=self.ledger,
                                    rng=self.rng, stage="discover", measured=f"{self.name}: {measured}")
 
+    def count(self, value: int, measured: str) -> float:
+        """One noisy count whose add-remove sensitivity is 1 (``l1`` under replace-one) and that is not a cell of
+        a histogram: its L2 sensitivity is ``l1`` as well (a histogram's is sqrt(l1): a replaced row moves two
+        cells by 1 each, but one count by up to 2)."""
+        if self.zcdp:
+            out = discrete_gaussian_mechanism(np.array([value], dtype=np.int64), l2_sensitivity=float(self.l1),
+                                              rho=self.amount, ledger=self.ledger, rng=self.rng, stage="discover",
+                                              measured=f"{self.name}: {measured}")
+        else:
+            out = geometric_mechanism(np.array([value], dtype=np.int64), sensitivity=self.l1, epsilon=self.amount,
+                                      ledger=self.ledger, rng=self.rng, stage="discover",
+                                      measured=f"{self.name}: {measured}")
+        return float(out[0])
+
+    @property
+    def count_sd(self) -> float:
+        """Standard deviation of :meth:`count`'s noise."""
+        return self.l1 / math.sqrt(2.0 * self.amount) if self.zcdp else math.sqrt(2.0) * self.l1 / self.amount
+
     @staticmethod
     def with_scale(scale: float, like: ColumnBudget) -> ColumnBudget:
         """A budget (never charged) whose noise has ``scale``: the cuts of an average of measurements."""
