@@ -94,3 +94,17 @@ def test_a_single_counts_noise_has_the_scale_of_its_sensitivity(zcdp, l1):
 def test_the_share_constants_are_the_documented_ones():
     assert column_module.DISTINCT_SHARE == pytest.approx(1 / 3)
     assert column_module.SCREEN_SHARE == 0.05
+
+
+def test_many_repeated_values_keep_what_their_selection_found():
+    """Three values of 150 rows (7.5% of the rows together) beside 300 values of about 18 rows: the kept values hold
+    under 10% of the rows, but the column is not mostly distinct (its noisy count of distinct values is about 300),
+    so it keeps them and ``__other__`` (until session 12 it was left out as free text: ucla_courses' subjects).
+    Mutant: the 10% rule applied to a screened column."""
+    rng = np.random.default_rng(4)
+    common = np.repeat(["big1", "big2", "big3"], 150)
+    rare = np.array([f"s{i:03d}" for i in rng.integers(0, 300, size=6000 - common.size)], dtype=object)
+    subject = rng.permutation(np.concatenate([common, rare]))
+    found, _ = _discover(pd.DataFrame({"subject": subject, "g": rng.choice(["a", "b"], size=subject.size)}))
+    assert "dropped" not in found.columns["subject"], found.columns["subject"]
+    assert {"big1", "big2", "big3"} <= set(found.schema["columns"]["subject"]["categories"])

@@ -67,7 +67,10 @@ FALLBACK_WINDOW adjacent buckets with the largest noisy sum (more robust than th
 
 FREE_TEXT_SHARE = 0.1
 """A categorical column whose released categories hold less than this share of its non-null rows (noisy
-counts) is free text or an identifier: it is left out of the schema, and the report says so."""
+counts) is free text or an identifier: it is left out of the schema, and the report says so; since session 12 only
+when no count of its distinct values was made (:data:`DISTINCT_SHARE`: a column whose kept values hold under 10%
+of its rows always had one, and one that is not mostly distinct keeps its values and ``__other__``: ucla_courses'
+``subject_abbr``, about 150 subjects, was left out and judged all invalid)."""
 
 DISTINCT_SHARE, DISTINCT_SD, SCREEN_SHARE = 1 / 3, 2.0, 0.05
 """A categorical column whose probe left rows unexplained first counts, with SCREEN_SHARE of the rest of its
@@ -135,6 +138,7 @@ class ColumnDiscovery:
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
+        self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
@@ -191,6 +195,7 @@ class ColumnDiscovery:
         if (non_null <= 0 or held >= FREE_TEXT_SHARE * non_null
                 or distinct < DISTINCT_SHARE * non_null + DISTINCT_SD * budget.count_sd):
             self.learned.append(f"about {max(distinct, 0.0):.0f} distinct values (noisy count)")
+            self.distinct = distinct
             return False
         self.pending = None
         self.dropped = (f"mostly distinct values (free text or an identifier): about {distinct:.0f} distinct values "
@@ -324,7 +329,7 @@ class ColumnDiscovery:
                             + (f" (top {self.spec.max_categories} kept)" if len(idx) > self.spec.max_categories else ""))
         if self.non_null is not None and kept:
             share = min(1.0, float(np.clip(noisy[: len(top)], 0, None).sum()) / self.non_null)
-            if share < FREE_TEXT_SHARE:
+            if share < FREE_TEXT_SHARE and self.distinct is None:  # (a screened column is not mostly distinct)
                 self.dropped = (f"mostly distinct values (free text or an identifier): the kept categories hold "
                                 f"about {share:.0%} of the rows (noisy counts); left out of the schema")
                 self.learned.append(self.dropped)
