@@ -106,6 +106,8 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
     reaches a bucket's outer edge when the inverse-variance average of its noisy count and of the noisy sum of
     the fine cells inside it stands :data:`MARGIN_SD` sds of that average (a tail of a tenth of the rows that
     neither the profile's cut nor the fine cells' passes alone); a bucket with no fine cell inside is skipped.
+    On unit cells the upper side ends at the bucket's last integer (until issue 27's flags: the cell of its
+    upper edge, the next bucket's first integer, so a flag reaching [2, 3) was given an empty 2 and 3).
     Each margin reached is told in ``notes`` (the column's learned reasons), when given."""
     if found is None or core is None:
         return found
@@ -122,7 +124,7 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
         if i < a and float(noisy[i:a].sum()) >= CONFIRM * budget.sd * math.sqrt(a - i):
             a = i
     for lower, upper, count, sd in sorted(m for m in margins if m[0] >= last_hi):  # (from the support out)
-        j = min(cells - 1, int(np.searchsorted(grid, upper, side="left")) - 1)
+        j = min(cells - 1, int(np.searchsorted(grid, upper - _unit(grid), side="left")) - 1)  # (unit cells: k < upper)
         shown = _shown(grid, noisy, budget.sd, lower, upper, count, sd)
         if shown is False or j <= b:
             break
@@ -149,15 +151,28 @@ def _shown(grid: np.ndarray, noisy: np.ndarray, cell_sd: float, lower: float, up
            sd: float) -> bool | None:
     """Whether a profile bucket [lower, upper) with noisy ``count`` (noise ``sd``) holds rows by :data:`MARGIN_SD`
     sds of the inverse-variance average of that count and the noisy sum of the fine cells of ``grid`` inside it
-    (``noisy``, each of noise ``cell_sd``; a unit cell [k - 0.5, k + 0.5) is inside when its integer k is); None
-    when no cell is (the bucket holds no integer, or lies outside the grid).  Post-processing of two histograms."""
-    unit = 0.5 if grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5 else 0.0
+    (:func:`averaged`); None when no cell is inside.  Post-processing of two histograms."""
+    got = averaged(grid, noisy, cell_sd, lower, upper, count, sd)
+    return None if got is None else bool(got[0] >= MARGIN_SD * got[1])
+
+
+def averaged(grid: np.ndarray, noisy: np.ndarray, cell_sd: float, lower: float, upper: float, count: float,
+             sd: float) -> tuple[float, float] | None:
+    """(the inverse-variance average of a profile bucket [lower, upper)'s noisy ``count``, noise ``sd``, and of
+    the noisy sum of the fine cells of ``grid`` inside it (``noisy``, each of noise ``cell_sd``; a unit cell
+    [k - 0.5, k + 0.5) is inside when its integer k is), that average's sd); None when no cell is inside (the
+    bucket holds no integer, or lies outside the grid).  Post-processing of two histograms."""
+    unit = _unit(grid)
     i, j = int(np.searchsorted(grid, lower - unit, side="left")), int(np.searchsorted(grid, upper - unit, "right")) - 1
     if j <= i:
         return None
     w1, w2 = 1.0 / sd**2, 1.0 / (cell_sd**2 * (j - i))  # (cells i … j − 1: some of the bucket's rows, a cautious sum)
-    mean = (w1 * count + w2 * float(noisy[i:j].sum())) / (w1 + w2)
-    return bool(mean >= MARGIN_SD / math.sqrt(w1 + w2))
+    return (w1 * count + w2 * float(noisy[i:j].sum())) / (w1 + w2), 1.0 / math.sqrt(w1 + w2)
+
+
+def _unit(grid: np.ndarray) -> float:
+    """0.5 for unit cells [k - 0.5, k + 0.5) (a bucket's integers are their centres), else 0."""
+    return 0.5 if grid.size > 1 and grid[1] - grid[0] == 1.0 and grid[0] % 1 == 0.5 else 0.0
 
 
 def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
