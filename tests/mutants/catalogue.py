@@ -535,21 +535,34 @@ MUTANTS += [
     dict(id="discover-few-margins-true-counts", file=DVAL,
          why="issue 27 (few integers' tails): a margin bucket's integers kept when the true rows in it are nonzero, "
              "not by its noisy profile count",
-         old="    last = max([last, *(math.ceil(m[0]) for m in _reached(up))])",
+         old="    last = max([last, *(math.ceil(m[0]) for m in _reached(up, fine))])",
          new="    last = max([last, *(math.ceil(m[0]) for m in up if col.profile.cell_counts(np.array(m[:2]))[0] > 0)])",
          tests=["tests/data/test_discover_margins.py::test_the_few_integers_margins_read_noisy_counts_only"]),
     dict(id="discover-few-margins-no-threshold", file=DVAL,
          why="issue 27 (few integers' tails): a margin bucket's integers kept whenever its noisy profile count is "
              "positive (noise alone widens the bounds)",
-         old="        if count < (FEW_MARGIN_NEXT if out else FEW_MARGIN_SD) * sd:\n",
-         new="        if count < 0.0:\n",
+         old="    passed = np.flatnonzero(np.cumsum(count) >= FEW_MARGIN_SD * np.sqrt(np.cumsum(sd**2)))\n",
+         new="    passed = np.flatnonzero(np.cumsum(count) >= 0.0)\n",
          tests=[("tests/data/test_discover_margins.py::"
                  "test_a_few_integers_column_keeps_a_margin_bucket_its_profile_count_shows")]),
+    dict(id="discover-few-margins-fine-true-counts", file=DVAL,
+         why="issue 27 (flags' empty 2): the fine cells averaged with a margin bucket's profile count are the true "
+             "rows per cell, not the noisy histogram's",
+         old="    fine = None if ev.cells is None or ev.cell_counts is None else (ev.cells, ev.cell_counts, ev.cell_sd)\n",
+         new=("    fine = None if ev.cells is None or ev.cell_counts is None else (ev.cells, "
+              "1.0 * col.profile.cell_counts(ev.cells), ev.cell_sd)\n"),
+         tests=["tests/data/test_discover_margins.py::test_the_few_integers_margins_read_noisy_counts_only"]),
+    dict(id="discover-few-margins-first-bucket-alone", file=DVAL,
+         why="issue 27 (flags' empty 2): a margin bucket kept at 2 σ of its own noise (main before: an empty 2 on "
+             "2.3% of flags' discoveries)",
+         old="    passed = np.flatnonzero(np.cumsum(count) >= FEW_MARGIN_SD * np.sqrt(np.cumsum(sd**2)))\n",
+         new="    passed = np.flatnonzero(np.cumsum(count) >= 2.0 * np.sqrt(np.cumsum(sd**2)))\n",
+         tests=["tests/data/test_discover_margins.py::test_a_flag_gains_no_2_from_a_margin_bucket_at_its_noise"]),
     dict(id="discover-margins-no-threshold", file="dpsynth/data/discover/zoom.py",
          why="issue 27 (few integers): a margin bucket reached whenever its noisy counts are positive (no cut: noise "
              "alone widens the bounds)",
-         old="    return bool(mean >= MARGIN_SD / math.sqrt(w1 + w2))\n",
-         new="    return bool(mean >= 0.0)\n",
+         old="    return None if got is None else bool(got[0] >= MARGIN_SD * got[1])\n",
+         new="    return None if got is None else bool(got[0] >= 0.0)\n",
          tests=["tests/data/test_discover_margins.py"]),
     dict(id="discover-true-integers", file=DCOL, why="the kept integer values of a narrow tied column from true counts",
          old="        idx, noisy = budget.partition(counts, delta, what=\"rows per observed integer\")\n",
