@@ -138,6 +138,7 @@ class ColumnDiscovery:
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
+        self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
@@ -390,7 +391,8 @@ class ColumnDiscovery:
         points = self._points(lo, hi, bool(integral), bins)
         if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
             placed, hi, notes = place(points, lo=lo, hi=hi, integral=bool(integral), bins=bins, weights=weights,
-                                      evidence=self.evidence, equal=equal or kept_values is not None)
+                                      evidence=self.evidence, equal=equal or kept_values is not None,
+                                      first=self.first_grid)
             edges = placed if placed is not None else \
                 with_points(edges, points.values, integral=bool(integral), lo=lo, hi=hi)
             self.evidence.points = points
@@ -443,6 +445,7 @@ class ColumnDiscovery:
         if integral and cells < integers <= min(fill, UNIT_CELLS):  # enough rows for one cell per integer
             cells = integers  # (counts such as hours worked, with spikes at 0, 40 and 52)
         grid = self._grid(lo, hi, integral, cells)
+        self.first_grid = grid  # (points.place: a zoom's finer cells counted in these cells' widths)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
         first_noisy = noisy
@@ -507,7 +510,7 @@ class ColumnDiscovery:
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
-                ((wide[1] - wide[0] + 1) * 4 <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
+                ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         elif self.log_from is not None and (run := dense_run(noisy, grid, rest, integral, self.log_from)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)
