@@ -20,7 +20,8 @@ and what is done about each:
   bin's noise), jobless_benefits x0.99.  A tail under a tenth of the rows stays in the judge's end decile when
   clamped, and a count of it at a share of the column's budget would be noisier than the fine cells already are.
   jobless_benefits' gap is elsewhere: ``rr``'s 740 rows in [0.515, 0.525) beside its heap at 0.5 are decoded
-  evenly over the fine cell [0.5, 0.55) (1-way TV 0.163 noise-free, as released; cells of 0.01: 0.07).
+  evenly over the fine cell [0.5, 0.55) (1-way TV 0.163 noise-free, as released; cells of 0.01: 0.07): a column
+  that is not integral is zoomed when its support spans up to half the fine cells (``ColumnDiscovery._fine``).
 * **Narrow data at a large magnitude** (a decimal year 2016.5–2017.7, the latitudes of one city, prices around
   1000): the coarse range is a round bucket such as [1000, 7000), the first fine histogram's support is one
   cell of width 50 and the zoom over it (:func:`zoom`) has cells of 0.5, so the data lies in two or three cells.
