@@ -138,6 +138,7 @@ class ColumnDiscovery:
         self.evidence = Evidence()  # the released counts, reusable as 1-way measurements (evidence.py)
         self.few = False  # a numeric column of few integers (a profile output): its stage needs little
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
+        self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
@@ -390,7 +391,8 @@ class ColumnDiscovery:
         points = self._points(lo, hi, bool(integral), bins)
         if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
             placed, hi, notes = place(points, lo=lo, hi=hi, integral=bool(integral), bins=bins, weights=weights,
-                                      evidence=self.evidence, equal=equal or kept_values is not None)
+                                      evidence=self.evidence, equal=equal or kept_values is not None,
+                                      first=self.first_grid)
             edges = placed if placed is not None else \
                 with_points(edges, points.values, integral=bool(integral), lo=lo, hi=hi)
             self.evidence.points = points
@@ -426,7 +428,12 @@ class ColumnDiscovery:
           :data:`UNIT_CELLS` integers (its support gives the bounds where the wide cells past it are mostly
           empty: :func:`~dpsynth.data.discover.tied.kept_sides`), else partition selection over its observed
           integers (with δ), whose kept values give the bounds and, when few, one bin each;
-        * a support in at most a quarter of the cells: a second histogram over the support only (zoom);
+        * a support in at most a quarter of the cells (half, for a column that is not integral): a second
+          histogram over the support only (zoom).  Half since session 12: jobless_benefits' ``rr`` filled 10 of
+          28 cells of 0.05 and decoded its 740 rows in [0.515, 0.525) evenly over [0.5, 0.55) (1-way TV 0.163
+          noise-free).  Zero-config 2-way L1, 14 seen tables, seeds 2-5: geometric mean x0.970 (jobless x0.929,
+          diamonds x0.774, chem_alevels x0.913; none worse than gss_wages x1.007); for integral columns too it
+          was x0.969 but nlswork x1.071 (4 of 4 seeds) and planes x1.04, so those keep a quarter;
         * a skewed column most of whose rows lie in a few of its logarithmic cells: finer cells over those
           (:mod:`~dpsynth.data.discover.dense`);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
@@ -443,6 +450,7 @@ class ColumnDiscovery:
         if integral and cells < integers <= min(fill, UNIT_CELLS):  # enough rows for one cell per integer
             cells = integers  # (counts such as hours worked, with spikes at 0, 40 and 52)
         grid = self._grid(lo, hi, integral, cells)
+        self.first_grid = grid  # (points.place: a zoom's finer cells counted in these cells' widths)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         found = support(noisy, first)
         first_noisy = noisy
@@ -507,7 +515,7 @@ class ColumnDiscovery:
             if values is not None:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
-                ((wide[1] - wide[0] + 1) * 4 <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
+                ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
         elif self.log_from is not None and (run := dense_run(noisy, grid, rest, integral, self.log_from)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)

@@ -132,10 +132,12 @@ def residual(cells: np.ndarray, counts: np.ndarray, points: PointMasses) -> np.n
 
 
 def place(points: PointMasses, *, lo: float, hi: float, integral: bool, bins: int, weights, evidence,
-          equal: bool) -> tuple[np.ndarray | None, float, list[str]]:
+          equal: bool, first: np.ndarray | None = None) -> tuple[np.ndarray | None, float, list[str]]:
     """Bin edges with a bin of its own for each point mass; (edges or None to keep the caller's, new upper
     bound, what was learned).  ``weights``: (cells, noisy mass) of the fine histogram or None; ``evidence``
-    the column's :class:`~dpsynth.data.discover.evidence.Evidence` (its cells give the rows above the top point)."""
+    the column's :class:`~dpsynth.data.discover.evidence.Evidence` (its cells give the rows above the top point);
+    ``first``: the column's first fine cells, whose width at the top point counts the cells above it when a zoom's
+    finer cells gave the bounds (a support 1.5 zoomed cells past 100 is within one first cell of it)."""
     pts = points.values
     listed = ", ".join(f"{v:g}" for v in pts)
     notes = [f"point masses ({points.source}), a bin each: {listed}"]
@@ -147,6 +149,9 @@ def place(points: PointMasses, *, lo: float, hi: float, integral: bool, bins: in
             above = float(np.asarray(evidence.cell_counts, dtype=float)[k:].sum()) - float(points.counts[-1])
             sd = math.hypot(evidence.cell_sd * math.sqrt(cells.size - 1 - k), float(points.sds[-1]))
             beyond = int(np.count_nonzero(cells[k + 1:-1] < hi))  # cells above the point's within the bounds
+            j = int(np.searchsorted(first, top, side="right")) - 1 if first is not None else -1
+            if first is not None and 0 <= j < first.size - 1 and hi > cells[k + 1]:  # (in the first cells' width)
+                beyond = min(beyond, math.ceil((hi - cells[k + 1]) / float(first[j + 1] - first[j]) - 1e-9))
             if above < SHRINK_SD * sd and beyond <= SHRINK_CELLS:
                 hi = top
                 notes.append(f"upper bound {top:g}: no row above the top point mass stands out of the noise")
