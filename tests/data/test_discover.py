@@ -222,11 +222,15 @@ def test_coupled_replay_of_discovery(neighbouring, monkeypatch):
     declared sensitivity, and with D's noisy outputs replayed the two schemas and ledgers are identical, so the
     schema depends on the data only through the mechanisms.  Deterministic."""
     d = _table(600, seed=3)
+    # wide integers, measured twice and averaged (a real column such as score is zoomed since session 12), with
+    # row 0 alone far above the rest: the support read off true counts would reach it in D and not in D′
+    d["count"] = np.random.default_rng(4).integers(0, 300, size=len(d))
+    d.loc[0, "count"] = 600
     if neighbouring is Neighbouring.ADD_REMOVE:
         d2 = d.iloc[1:].reset_index(drop=True)
     else:
         d2 = d.copy()
-        d2.loc[0, ["colour", "age", "score", "flag"]] = ["blue", 89, 1e6, 1 - d.loc[0, "flag"]]
+        d2.loc[0, ["colour", "age", "score", "flag", "count"]] = ["blue", 89, 1e6, 1 - d.loc[0, "flag"], 5]
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     raw = {"epsilon": 2.0, "delta": 1e-6}

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpsynth.data.discover import column as column_module
 from dpsynth.data.discover import discover_schema, parse_discover
 from dpsynth.data.discover.zoom import spread, widen
 from dpsynth.privacy import mechanisms
@@ -33,6 +34,15 @@ def _amounts(n=20000, seed=0):
     rng = np.random.default_rng(seed)
     pos = rng.random(n) < 0.55
     return pd.DataFrame({"dollars": np.where(pos, np.round(np.exp(rng.normal(np.log(10), 1.4, n)), 2), 0.0)})
+
+
+def _minutes(n=20000, seed=0):
+    """Whole minutes, 0-1,499, with 4% in a thin tail to 3,000: an integral column whose support spans more than a
+    quarter of its fine cells is measured again (not zoomed: a column that is not integral is zoomed up to half
+    its cells since session 12), and the fine support reaches the profile's tail buckets only through ``widen``."""
+    rng = np.random.default_rng(seed)
+    tail = rng.random(n) < 0.04
+    return pd.DataFrame({"minutes": np.where(tail, rng.integers(1500, 3000, n), rng.integers(0, 1500, n)).astype(float)})
 
 
 def test_narrow_fractions_at_a_large_magnitude_are_zoomed_twice():
@@ -93,17 +103,28 @@ def test_widen_reaches_a_bucket_only_when_the_fine_cells_confirm_it():
     assert widen(None, grid, core, tail, budget) is None and widen((0, 9), grid, None, tail, budget) == (0, 9)
 
 
-@pytest.mark.parametrize("make, eps", [(_decimal_years, 1.0), (_amounts, 0.05)], ids=["zoomed-twice", "tail"])
+@pytest.mark.parametrize("make, eps", [(_decimal_years, 1.0), (_amounts, 0.05), (_minutes, 0.05)],
+                         ids=["zoomed-twice", "tail", "measured-again"])
 def test_bounds_read_only_mechanism_outputs(monkeypatch, make, eps):
     """With the first run's noisy outputs replayed, a table with other values in the same places (other years
     inside the same cells' reach; other amounts in the tail) gives the same schema: the second zoom, the widened
-    support and its confirmation read noisy counts only.  Mutants: the second zoom's or the profile's support
-    taken from the true counts."""
+    support and its confirmation read noisy counts only, and every call of ``widen`` reads the same counts (on
+    either path: a zoom's, or a support measured again).  Mutants: the second zoom's or the profile's support
+    taken from the true counts; ``widen`` given true fine counts on either path."""
     a = make()
     b = make(seed=1)
     calls = []
+    widened: list = []  # what each widen call read (the column's fine counts): mechanism outputs, so alike under replay
+
+    def spy(found, grid, core, noisy, *rest, **kw):
+        widened.append((found, np.array(grid, copy=True), np.array(noisy, dtype=float, copy=True)))
+        return real_widen(found, grid, core, noisy, *rest, **kw)
+
+    real_widen = column_module.widen
+    monkeypatch.setattr(column_module, "widen", spy)
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: calls.append(np.array(out, copy=True)))
     found, _ = _discover(a, eps, 3)
+    first, widened[:] = list(widened), []
     replay = iter(calls)
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
     found2, _ = _discover(b, eps, 3)
@@ -112,8 +133,14 @@ def test_bounds_read_only_mechanism_outputs(monkeypatch, make, eps):
     c = make(seed=1)
     c.iloc[:, 0] = c.iloc[:, 0] * 0.5 + (1008.0 if make is _decimal_years else 0.0)
     replay = iter(calls)
+    widened[:] = []
     found3, _ = _discover(c, eps, 3)
     assert found3.schema == found.schema and found3.columns == found.columns
+    assert len(widened) == len(first) >= 1
+    for (f1, g1, n1), (f3, g3, n3) in zip(first, widened):
+        assert f1 == f3
+        np.testing.assert_array_equal(g1, g3)
+        np.testing.assert_array_equal(n1, n3)
 
 
 def _years_table(seed: int, spread: bool = False) -> pd.DataFrame:

@@ -1071,4 +1071,11 @@ MUTANTS += [
          old="out = geometric_mechanism(np.array([value], dtype=np.int64), sensitivity=self.l1,",
          new="out = geometric_mechanism(np.array([value], dtype=np.int64), sensitivity=1,",
          tests=["tests/data/test_discover_distinct.py"]),
+    dict(id="discover-zoom-widen-true-cells", file=DCOL,
+         why="session 12: the zoom's widened support (a column that is not integral is zoomed up to half its cells) "
+             "confirmed on the true first fine-cell counts",
+         old="        elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \\\n",
+         new="        elif (wide := widen(found, grid, self.core, self.profile.cell_counts(grid) * 1.0, first, self.margins, "
+             "self.learned)) is not None and \\\n",
+         tests=["tests/data/test_discover_zoom.py::test_bounds_read_only_mechanism_outputs"]),
 ]
