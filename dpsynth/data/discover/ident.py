@@ -31,6 +31,12 @@ The rule (:func:`identifier`) needs four things, the first three read off output
   timestamps in seconds, also flat and many, fill a tiny share of theirs).
 
 Every decision reads noisy outputs only (post-processing); the count is charged to the column's budget.
+
+Measured (zero-config 2-way L1, seeds 2-5, before/after): lecture_evals 0.0114 -> 0.0059 (x0.521; hand 0.006),
+close_elections x0.926, covid_testing x0.980, rodents x0.997, wilms_tumor x1.001 (``seqno``), chem_alevels
+x1.007, nlswork x1.034 (worse on 4 of 4 seeds, its judged columns' schemas unchanged: ``idcode`` only); seeds
+2, 3 with no column left out: alcohol_abuse x1.005, flights x0.995, diamonds x0.998; geometric mean x0.931 over
+the 10.  Not caught: resume's ``job_ad_id`` (4,870 rows: too few per block to call it flat).
 """
 
 from __future__ import annotations
