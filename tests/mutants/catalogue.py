@@ -1078,4 +1078,18 @@ MUTANTS += [
          new="        elif (wide := widen(found, grid, self.core, self.profile.cell_counts(grid) * 1.0, first, self.margins, "
              "self.learned)) is not None and \\\n",
          tests=["tests/data/test_discover_zoom.py::test_bounds_read_only_mechanism_outputs"]),
+    # session 12: integer identifiers left out after one noisy count of their distinct integers (ident.py)
+    dict(id="discover-ident-true-count", file="dpsynth/data/discover/ident.py",
+         why="the integer-identifier rule decides on the true number of distinct integers (its noisy count only "
+             "charged)",
+         old="    distinct = budget.count(int(np.size(counts)), \"distinct integers (an identifier's)\")\n",
+         new="    distinct = 0 * budget.count(int(np.size(counts)), \"distinct integers (an identifier's)\") "
+             "+ np.size(counts)\n",
+         tests=["tests/data/test_discover_ident.py"]),
+    dict(id="discover-ident-share-uncharged", file=DCOL,
+         why="the identifier's count spends the whole numeric budget again instead of a share set aside from it "
+             "(the column spends past its allotment)",
+         old="            ident, budget = budget.split(ID_SHARE)\n",
+         new="            ident = budget\n",
+         tests=["tests/data/test_discover_ident.py"]),
 ]

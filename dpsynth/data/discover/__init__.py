@@ -52,6 +52,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    a support of at most 3 wide cells holding most of the numbers) are measured again with one cell per integer.
    Narrow fractional data at a large magnitude (decimal years) is zoomed twice, and a thin tail the profile's
    buckets saw but the fine cells' noise hid stays inside the bounds (:mod:`dpsynth.data.discover.zoom`).
+   An integral column flat over 500+ integers from near 0 whose noisy count of distinct integers fills a
+   quarter of them is an integer identifier: left out (:mod:`dpsynth.data.discover.ident`).
 
    **Point masses** (:mod:`dpsynth.data.discover.points`): when a cell of the first fine histogram is heavy
    enough to hold one, one noisy histogram of the rows equal to each public round value inside it (the cells'

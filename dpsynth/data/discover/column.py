@@ -15,6 +15,7 @@ from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import ask_points
+from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice, refuted
 from dpsynth.data.discover.noise import (
@@ -178,8 +179,10 @@ class ColumnDiscovery:
             spec = discover_datetime(self, budget)
         else:  # values on multiples of a step (lattice.py): a histogram of candidate steps, then edges between them
             budget, self.step = lattice_step(self, budget, self.kind, self.integral)
-            spec = on_lattice(self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta), self.step,
-                              h.bins or self.spec.bins)
+            found = self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta)
+            if found is None:  # an integer identifier (ident.py): left out
+                return None
+            spec = on_lattice(found, self.step, h.bins or self.spec.bins)
         spec["missing"] = self.missing
         return spec
 
@@ -348,17 +351,24 @@ class ColumnDiscovery:
         return kept
 
     # -- step 3: numeric
-    def _numeric(self, budget: ColumnBudget, kind, integral, bounds, delta: float = 0.0) -> dict:
+    def _numeric(self, budget: ColumnBudget, kind, integral, bounds, delta: float = 0.0) -> dict | None:
         h, bins = self.hint, self.hint.bins or self.spec.bins
         lo, hi = bounds if bounds is not None else DEFAULT_RANGE
         equal = self.spec.edges == "equal" or bins == 1
         weights = None
         kept_values = None
         self._spikes: tuple[ColumnBudget, tuple, float] | None = None  # point-mass budget, heavy cells, δ (heaps.py)
+        ident = None  # a wide integral column may be an identifier (ident.py): a share set aside for its count
+        if kind != "integer" and wants_screen(self, bool(integral), lo, hi):
+            ident, budget = budget.split(ID_SHARE)
         if h.lower is None or not equal:  # refine the bounds and read the edges off finer histograms
             want = kind != "integer" and not equal and worth_measuring(
                 integral=bool(integral), lo=lo, hi=hi, non_null=self.non_null, bins=bins, budget=budget)
             lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta, points=want)
+            if ident is not None and self.labels is None and (why := identifier(self, ident, lo, hi)) is not None:
+                self.dropped = why
+                self.learned.append(why)
+                return None
             if self.labels is not None:
                 return {"type": "categorical", "categories": self.labels}
             lo, hi = seen_integers(self, lo, hi)
