@@ -14,7 +14,7 @@ from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
-from dpsynth.data.discover.heaps import ask_points
+from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import on_lattice, refuted
 from dpsynth.data.discover.noise import (
@@ -404,15 +404,15 @@ class ColumnDiscovery:
 
     def _points(self, lo: float, hi: float, integral: bool, bins: int) -> PointMasses:
         """Point masses within [lo, hi] (:mod:`dpsynth.data.discover.points`): 0 from the profile's exact-zero
-        cell (an integral column's zero spike as before; a real column's when its exact zeros hold 1/bins of
-        the rows), the public round values inside the first fine histogram's heavy cells from one noisy
+        cell (an integral column's zero spike as before; a real column's when its exact zeros hold
+        :data:`~dpsynth.data.discover.heaps.HEAP_SHARE`/bins of the rows, as any heaped value), the public round values inside the first fine histogram's heavy cells from one noisy
         histogram of rows equal to each (when :meth:`_fine` set its budget aside)."""
         found = PointMasses.none() if self._spikes is None else ask_points(
             *self._spikes, self.profile, self.evidence.cells, lo=lo, hi=hi, integral=integral,
             non_null=float(self.non_null), bins=bins)  # (with a δ: any heaped number, by partition selection)
         if self.zeros is not None and lo <= 0 <= hi:
             zeros, sd = self.zeros
-            if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= self.non_null / bins):
+            if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= HEAP_SHARE * self.non_null / bins):
                 found = found.with_point(0.0, zeros, sd)
         return found
 
