@@ -166,6 +166,17 @@ def test_real_exact_zeros_come_from_the_profile_at_no_extra_cost():
     assert (synth["fees"] == 0.0).mean() == pytest.approx(0.7, abs=0.03)
 
 
+def test_real_exact_zeros_of_half_a_bin_share_get_a_point_bin():
+    """A real column 8% exactly 0 (taxi_trips' ``distance``: 8.2% recorded as 0 beside short city trips): under
+    1/bins but over HEAP_SHARE/bins, the share any heaped value needs, so 0 is a point bin (its rows spread over
+    [0, 0.5) before, half of them past the real 0.27 decile)."""
+    rng = np.random.default_rng(7)
+    miles = np.where(rng.random(8000) < 0.08, 0.0, np.round(rng.gamma(2.0, 1.0, size=8000) + 0.05, 2))
+    found, _ = _discover(pd.DataFrame({"miles": miles, "k": rng.integers(0, 3, size=8000)}))
+    assert found.schema["columns"]["miles"]["edges"][:2] == [0, 0]
+    assert 0.0 in found.evidence["miles"].points.values.tolist()
+
+
 def test_a_zero_config_release_keeps_the_spike_exact():
     """End to end: the released rows hold about 60% exactly 100 and none above it (before: decoded over
     [100, 100.5), above the real maximum)."""

@@ -589,6 +589,19 @@ MUTANTS += [
          old="                ext[i50 + 1] * PACKED > hi:  # (linear cells would hold half the numbers in one)\n",
          new="                True:\n",
          tests=["tests/data/test_discover_packed.py"]),
+    dict(id="discover-packgrid-true-buckets", file=DCOL,
+         why="issue 27 (held-out-12's hpc_jobs): the choice of logarithmic first fine cells for a column linear "
+             "cells would pack (packed.py) read off the true profile buckets",
+         old="            self.positive = (ext, positive)  # (packed.py: the first fine grid may still be logarithmic)\n",
+         new="            t = self.profile.profile_counts(coarse_grid(*DEFAULT_RANGE))\n"
+             "            self.positive = (ext, np.where(ext[:-1] > 0, t[3:2 + ext.size] + t[2 + ext.size:], 0))\n",
+         tests=["tests/data/test_discover_packgrid.py::test_the_grid_is_chosen_on_noisy_counts_only"]),
+    dict(id="discover-packgrid-ignored", file=DCOL,
+         why="issue 27 (held-out-12's hpc_jobs): a column linear cells would pack keeps its linear first fine cells "
+             "(compounds: cells of 200, the first holding half its rows)",
+         old="            self.log_from = packed_start(*self.positive, lo=lo, hi=hi, integral=bool(integral), cells=cells,\n",
+         new="            self.log_from = None and packed_start(*self.positive, lo=lo, hi=hi, integral=bool(integral), cells=cells,\n",
+         tests=["tests/data/test_discover_packgrid.py::test_discovery_of_a_packed_count_has_log_edges"]),
     dict(id="discover-skew-true-counts", file=DCOL,
          why="issue 27: the choice of logarithmic fine cells for a skewed column read off the true profile counts",
          old="        self._skew(ext, ints + fracs, numbers, lo, hi, bool(integral))\n",

@@ -21,8 +21,9 @@ The rule (:func:`identifier`) needs four things, the first three read off output
   day of study 0.31, departure times 0.67, follow-up times 0.95, prices 1.43; births' ``day_of_year`` is flat
   (0.02) but has 366 values.  flights' ``dep_time`` (hhmm, rows spread over the day) measured 0.24 on its noisy
   cells and was left out at 0.25: 0.2;
-* learned bounds that start near 0 (ids count from 0 or 1): the lower bound at most :data:`ID_START` of their
-  span.  schooling's ``wage76`` (3,010 rows, learned bounds [200, 900]) measured 0.07-0.13 under noise (0.24
+* learned bounds that start near 0 (ids count from 0 or 1): the lower bound not negative and at most
+  :data:`ID_START` of their span (a signed column such as amounts in [-11,537, -10,001] is no id: it was left out
+  by the first version of this rule, caught by tests/cli/test_zero_config.py).  schooling's ``wage76`` (3,010 rows, learned bounds [200, 900]) measured 0.07-0.13 under noise (0.24
   noise-free) and was one noisy count from being left out; every id above starts at 0 or 1 (an id range far
   from 0 is kept: a miss costs what it cost before);
 * then one noisy count of its distinct integers (sensitivity 1: a row added or removed adds or removes at most
@@ -90,7 +91,7 @@ def identifier(col: ColumnDiscovery, budget: ColumnBudget, lo: float, hi: float)
         return None
     cv = flat(np.asarray(ev.cells, dtype=float), np.asarray(ev.cell_counts, dtype=float), float(ev.cell_sd), lo, hi)
     span = math.floor(hi) - math.ceil(lo) + 1
-    if cv is None or cv > ID_FLAT or span < ID_VALUES or lo > ID_START * span:  # (years: narrow; wages: far from 0)
+    if cv is None or cv > ID_FLAT or span < ID_VALUES or not -0.5 <= lo <= ID_START * span:  # (years, wages, signed)
         return None
     _, counts = col.profile.integer_counts()
     distinct = budget.count(int(np.size(counts)), "distinct integers (an identifier's)")
