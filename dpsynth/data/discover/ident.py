@@ -43,20 +43,16 @@ the 10.  Not caught: resume's ``job_ad_id`` (4,870 rows: too few per block to ca
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget
 
-if TYPE_CHECKING:  # pragma: no cover
-    from dpsynth.data.discover.column import ColumnDiscovery
-
 ID_VALUES, ID_SHARE, ID_FLAT, ID_DENSE, ID_SD, ID_BLOCKS, ID_NOISE, ID_START = 500, 0.05, 0.2, 0.25, 2.0, 16, 0.1, 0.25
 """See the module docstring."""
 
 
-def wants_screen(col: ColumnDiscovery, integral: bool, lo: float, hi: float) -> bool:
+def wants_screen(col, integral: bool, lo: float, hi: float) -> bool:
     """Whether a numeric column's coarse range makes it a candidate identifier (public facts and noisy bounds)."""
     h = col.hint
     return bool(integral) and h.type is None and h.lower is None and h.bins is None and \
@@ -84,7 +80,7 @@ def flat(cells: np.ndarray, counts: np.ndarray, sd: float, lo: float, hi: float)
     return math.sqrt(max(float(per.var()) - noise, 0.0)) / mean
 
 
-def identifier(col: ColumnDiscovery, budget: ColumnBudget, lo: float, hi: float) -> str | None:
+def identifier(col, budget: ColumnBudget, lo: float, hi: float) -> str | None:
     """Why the column is left out as an identifier, or None (see the module docstring)."""
     ev = col.evidence
     if ev.cells is None or ev.cell_counts is None or ev.cell_sd is None:
