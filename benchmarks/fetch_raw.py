@@ -70,7 +70,8 @@ Fresh held-out tables of the twelfth session: group ``held-out-13``
 ``nhis_2009``), exported with hand-written schemas only and RESERVED for the closing check of issue 27 after
 ``held-out-12``'s: nobody runs ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at
 how discovery treats them, nor tunes anything on them, before that check. (``big_five`` has 2,800 rows, under the
-groups' 3,000 floor: no other unused table of 3,000-100,000 rows and 20-40 columns is left but ``lending_club``.)
+groups' 3,000 floor: no other unused table of 3,000-100,000 rows and 20-40 columns is left but ``lending_club``.) (Run
+once at that check, session 13, main 3e5d1ad: see benchmarks/README.md.)
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -240,7 +241,7 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                       "ETH Zurich lecture ratings, 73,421 x 7: student and lecturer ids, 14 department codes, 1-5"),
     "toronto_arrests": ("carData", "Arrests", "held-out-12",
                         "Toronto marijuana possession arrests 1997-2002, 5,226 x 8: Yes/No columns, age, checks"),
-    # session 12: RESERVED for issue 27's closing check after held-out-12's, never run (zero-config) or tuned on
+    # session 12: run once at session 13's closing check (main 3e5d1ad); seen since
     "lending_club": ("modeldata", "lending_club", "held-out-13",
                      "Lending Club loans 2016 Q1, 9,857 x 23: 35 sub-grades, 50 states, zero-heavy counts, $ balances"),
     "big_five": ("psych", "bfi", "held-out-13",
