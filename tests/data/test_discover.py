@@ -496,6 +496,26 @@ def test_a_column_of_few_fractional_codes_is_categorical_and_decodes_exactly():
     assert [c.mechanism for c in ledger.charges if "few distinct numbers" in str(c.measured)] == ["partition-selection"]
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_few_distinct_numbers_that_leave_rows_out_are_point_bins_not_categories(seed):
+    """A mailing calendar's weeks (six values stored in single precision, 95% of the rows) and 40 rare weeks of
+    25 rows each: the six pass partition selection (at ε 0.5 its threshold is far above 25 rows and far below the
+    six's 1,900 or more) but hold under LABELS_ALL (99%) of the rows, so the column stays numeric with a point bin
+    at each kept value and the rare weeks keep numbers between them (held-out-13's charity_mail ``weekslast``
+    released 16% of its rows as ``__other__``, a text value in a column of numbers)."""
+    rng = np.random.default_rng(11 + seed)
+    weeks = np.array([13.142857551574709, 26.14285659790039, 51.28571319580078, 65.42857360839844,
+                      103.85713958740234, 143.0])
+    heavy = rng.choice(weeks, size=19000, p=[0.25, 0.15, 0.25, 0.1, 0.15, 0.1])
+    rare = np.repeat(np.round(rng.uniform(13.0, 195.0, size=40), 6), 25)
+    found, _ = _discover(pd.DataFrame({"w": np.r_[heavy, rare]}), {"epsilon": 0.5, "delta": 1e-6}, seed=seed)
+    w = found.schema["columns"]["w"]
+    assert w["type"] == "numeric", w
+    edges = np.asarray(w["edges"], dtype=float)
+    assert all(np.count_nonzero(edges == v) == 2 for v in weeks), edges  # a point bin at each kept value
+    assert any("6 of them as point masses" in n for n in found.columns["w"]["learned"])
+
+
 def test_the_few_numbers_decision_reads_only_noisy_counts(monkeypatch):
     """With table a's noisy outputs replayed, table b (the same six codes, but 3 rows each and the rest null)
     gets a's schema: a decision on b's true fine counts (no cell would pass the cut) would keep it numeric."""

@@ -148,3 +148,27 @@ def test_the_refuted_lattice_and_the_few_integers_are_read_off_noisy_counts(monk
     coupling.mode = "replay"
     found2, _ = _discover(b, 0.5, seed=2)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+_WEEKS = np.array([13.142857551574709, 26.14285659790039, 51.28571319580078, 65.42857360839844, 103.85713958740234,
+                   143.0])
+
+
+def test_the_few_numbers_point_masses_are_read_off_noisy_counts(monkeypatch):
+    """The values partition selection keeps hold under LABELS_ALL of the rows (six heavy weeks and 40 rare ones):
+    the column is binned with a point bin at each kept value.  With table a's noisy outputs replayed, table b (the
+    same 46 values, 3 rows each, the rest null) gets a's schema and notes: the categorical-or-points decision or a
+    point chosen on b's true counts would differ."""
+    rng = np.random.default_rng(11)
+    heavy = rng.choice(_WEEKS, size=19_000, p=[0.25, 0.15, 0.25, 0.1, 0.15, 0.1])
+    rare = np.round(rng.uniform(13.0, 195.0, size=40), 6)
+    a = pd.DataFrame({"w": np.r_[heavy, np.repeat(rare, 25)]})
+    b = pd.DataFrame({"w": np.r_[np.repeat(np.r_[_WEEKS, rare], 3), [np.nan] * (20_000 - 3 * 46)]})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, _ = _discover(a, 0.5)
+    w = found.schema["columns"]["w"]
+    assert w["type"] == "numeric" and all(np.count_nonzero(np.asarray(w["edges"]) == v) == 2 for v in _WEEKS)
+    coupling.mode = "replay"
+    found2, _ = _discover(b, 0.5)
+    assert found2.schema == found.schema and found2.columns == found.columns

@@ -897,6 +897,17 @@ MUTANTS += [
          old="    return kept, Selected(top[order], np.asarray(noisy[: len(top)], dtype=float)[order], budget.sd, [\n",
          new="    return kept, Selected(top[order], np.asarray(counts[top], dtype=float)[order], budget.sd, [\n",
          tests=["tests/data/test_discover_values.py::test_the_few_numbers_values_and_counts_are_noisy"]),
+    dict(id="discover-labels-all-true-held", file=DVAL,
+         why="issue 27 (session 13): whether a column of few distinct numbers is categorical or binned with point "
+             "bins decided on the kept values' true counts",
+         old="    held = float(np.clip(noisy, 0, None).sum())\n",
+         new="    held = float(counts[sel.idx].sum()) if labels.size else 0.0\n",
+         tests=["tests/data/test_discover_values.py::test_the_few_numbers_point_masses_are_read_off_noisy_counts"]),
+    dict(id="discover-label-points-true-counts", file=DVAL,
+         why="issue 27 (session 13): the kept values that get a point bin chosen on their true counts",
+         old="    keep = np.isfinite(values) & (noisy >= HEAP_SHARE * non_null / bins)",
+         new="    keep = np.isfinite(values) & (counts[sel.idx] >= HEAP_SHARE * non_null / bins)",
+         tests=["tests/data/test_discover_values.py::test_the_few_numbers_point_masses_are_read_off_noisy_counts"]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

@@ -17,7 +17,7 @@ from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.lattice import ask as lattice_step
-from dpsynth.data.discover.lattice import on_lattice, refuted
+from dpsynth.data.discover.lattice import refuted, settle
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
     FEW_CELLS,
@@ -46,7 +46,14 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, which
-from dpsynth.data.discover.values import Selected, few_distinct, seen_integers, select_categories, select_numbers
+from dpsynth.data.discover.values import (
+    Selected,
+    few_distinct,
+    label_points,
+    label_values,
+    seen_integers,
+    select_categories,
+)
 from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
@@ -186,7 +193,7 @@ class ColumnDiscovery:
             found = self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta)
             if found is None:  # an integer identifier (ident.py): left out
                 return None
-            spec = on_lattice(found, self.step, h.bins or self.spec.bins)
+            spec = settle(self, found, h.bins or self.spec.bins)
         spec["missing"] = self.missing
         return spec
 
@@ -430,10 +437,10 @@ class ColumnDiscovery:
         0.0600 / 0.0644; seeds 2, 3: abortion x0.990, worse randhie x1.019 and weather x1.013, one seed changed;
         geometric mean of the four tables whose schemas it changed, of 47 screened, x0.980), the public round values inside the first fine histogram's heavy cells from
         one noisy histogram of rows equal to each (when :meth:`_fine` set its budget aside)."""
-        found = PointMasses.none() if self._spikes is None else ask_points(
+        found = label_points(self, lo, hi) if self._spikes is None else ask_points(
             *self._spikes, self.profile, self.evidence.cells, lo=lo, hi=hi, integral=integral,
             non_null=float(self.non_null), bins=bins)  # (with a δ: any heaped number, by partition selection)
-        if self.zeros is not None and lo <= 0 <= hi:
+        if self.zeros is not None and lo <= 0 <= hi and not np.any(found.values == 0):
             zeros, sd = self.zeros
             if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= HEAP_SHARE * self.non_null / bins):
                 found = found.with_point(0.0, zeros, sd)
@@ -573,17 +580,8 @@ class ColumnDiscovery:
             few_distinct(noisy, found, budget, max_categories=self.spec.max_categories)
 
     def _labels(self, budget: ColumnBudget, delta: float) -> bool:
-        """Partition selection over the values of a column of few distinct numbers (the rest of its budget;
-        :func:`~dpsynth.data.discover.values.select_numbers`): True and :attr:`labels` set when they are its values."""
-        labels, counts = self.profile.value_counts()
-        kept, sel = select_numbers(budget, labels, counts, delta, max_categories=self.spec.max_categories,
-                                   non_null=self.non_null, non_null_sd=self.non_null_sd)
-        self.learned.extend(sel.learned)
-        if kept is None:
-            return False
-        self.labels = kept
-        self.evidence.labels, self.evidence.label_sd, self.evidence.label_counts = tuple(kept), sel.sd, sel.noisy
-        return True
+        """:func:`~dpsynth.data.discover.values.label_values`: True and :attr:`labels` set when they are its values."""
+        return label_values(self, budget, delta)
 
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
         self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dpsynth.data.discover.heaps import HEAP_SHARE
 from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.points import PointMasses
 from dpsynth.data.discover.zoom import averaged
 from dpsynth.privacy.accountant import split_budget
 
-__all__ = ["DISCRETE_RUNS", "DISCRETE_SHARE", "DISCRETE_SPAN", "FEW_MARGIN_NEXT", "FEW_MARGIN_SD", "PROBE_SHARE", "RESIDUAL",
-           "Selected", "few_distinct", "seen_integers", "select_categories", "select_numbers"]
+__all__ = ["DISCRETE_RUNS", "DISCRETE_SHARE", "DISCRETE_SPAN", "FEW_MARGIN_NEXT", "FEW_MARGIN_SD", "LABELS_ALL",
+           "PROBE_SHARE", "RESIDUAL", "Selected", "few_distinct", "label_points", "label_values", "seen_integers",
+           "select_categories", "select_numbers"]
 
 DISCRETE_SHARE, DISCRETE_RUNS, DISCRETE_SPAN = 0.9, 0.6, 0.5
 """A fractional column whose fine cells past the cut hold DISCRETE_SHARE of its noisy numbers, are at most
@@ -31,6 +34,17 @@ values, and when the kept values hold DISCRETE_SHARE of its numbers it is catego
 instead of binned.  DISCRETE_SPAN was a quarter until issue 27's randhie (``lfam``: 14 values, 8 cells past the
 cut in a support of 21 cells of 0.1: binned, every synthetic value between two real ones); a continuous column's
 cells past the cut are adjacent (one run), which the runs rule refuses whatever the span."""
+
+LABELS_ALL = 0.99
+"""A column of few distinct numbers is categorical over the values partition selection kept (each decodes exactly)
+only when their noisy counts hold LABELS_ALL of its noisy non-null rows (plus one sd of that sum's noise): the
+rest would be released as ``__other__``, a text value in a column of numbers.  Otherwise the kept values whose
+noisy counts hold :data:`~dpsynth.data.discover.heaps.HEAP_SHARE`/bins of the rows are point bins of the binned
+column (:func:`label_points`), and the rows of the values selection missed keep numbers between them (the first
+fine histogram's bounds and residual mass).  Until session 13 :data:`DISCRETE_SHARE` (90%) made a column
+categorical: held-out-13's charity_mail, ``weekslast`` (17 mailing-calendar values; the kept 6 hold 84%) and
+``gift`` (0, 10, 25 kept: 86%) released 14-16% of their rows as ``__other__`` (1-way TV 0.17 and 0.15 against the
+hand schema's 0.05 and 0.01)."""
 
 FEW_MARGIN_SD, FEW_MARGIN_NEXT = 2.25, 1.0
 """A column of few integers keeps the integers of the margin buckets of its coarse range
@@ -107,6 +121,46 @@ def select_numbers(budget: ColumnBudget, labels: np.ndarray, counts: np.ndarray,
     return kept, Selected(top[order], np.asarray(noisy[: len(top)], dtype=float)[order], budget.sd, [
         (f"few distinct numbers (isolated fine cells): categorical over its {top.size} values kept by partition "
          "selection (each decodes exactly)")])
+
+
+def label_values(col, budget: ColumnBudget, delta: float) -> bool:
+    """Partition selection over the values of a column of few distinct numbers (``col`` a
+    :class:`~dpsynth.data.discover.column.ColumnDiscovery`; the rest of its budget, :func:`select_numbers`):
+    True and ``col.labels`` set when they are its values (:data:`LABELS_ALL`); else False, the released values
+    that hold a heap's share kept for :func:`label_points` (post-processing of the selection's noisy counts)."""
+    labels, counts = col.profile.value_counts()
+    kept, sel = select_numbers(budget, labels, counts, delta, max_categories=col.spec.max_categories,
+                               non_null=col.non_null, non_null_sd=col.non_null_sd)
+    noisy = np.asarray(sel.noisy, dtype=float)
+    held = float(np.clip(noisy, 0, None).sum())
+    slack = RESIDUAL_SD * math.sqrt(noisy.size * sel.sd**2 + col.non_null_sd**2)
+    non_null = float(col.non_null or held + 1.0)
+    if kept is not None and held + slack >= LABELS_ALL * non_null:
+        col.learned.extend(sel.learned)
+        col.labels = kept
+        col.evidence.labels, col.evidence.label_sd, col.evidence.label_counts = tuple(kept), sel.sd, noisy
+        return True
+    values = pd.to_numeric(pd.Series(labels[sel.idx] if labels.size else [], dtype=object),
+                           errors="coerce").to_numpy(dtype=float)
+    bins = col.hint.bins or col.spec.bins
+    keep = np.isfinite(values) & (noisy >= HEAP_SHARE * non_null / bins)  # (0 too: column._points skips the profile's)
+    if col.integral:
+        keep &= values == np.round(values)
+    order = np.argsort(values[keep])
+    col.label_points = PointMasses(values[keep][order], noisy[keep][order], np.zeros(int(keep.sum())),
+                                   "values released by partition selection")
+    col.learned.append(f"few distinct numbers? {noisy.size} values kept by partition selection hold about "
+                       f"{held / non_null:.0%} of the rows: binned, {int(keep.sum())} of them as point masses")
+    return False
+
+
+def label_points(col, lo: float, hi: float) -> PointMasses:
+    """The point masses :func:`label_values` kept, within [lo, hi] (none when it did not run)."""
+    pts = getattr(col, "label_points", None)
+    if pts is None:
+        return PointMasses.none()
+    inside = (pts.values >= lo) & (pts.values <= hi)
+    return PointMasses(pts.values[inside], pts.counts[inside], pts.sds[inside], pts.source)
 
 
 def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *, non_null: float | None,
