@@ -172,3 +172,29 @@ def test_the_few_numbers_point_masses_are_read_off_noisy_counts(monkeypatch):
     coupling.mode = "replay"
     found2, _ = _discover(b, 0.5)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_few_numbers_with_rows_outside_the_kept_values_cells_are_not_categorical():
+    """The kept values' share is read against the profile's non-null count, which is biased low where rows spread
+    over buckets under its cut (charity_mail's ``gift``: 0, 10 and 25 kept and "99%" of the rows, 10.8% lost to
+    ``__other__``).  ``outside`` reads the first fine histogram: rows in the support's cells that hold no kept
+    value (here 400 noisy rows in cells 5-7, sd 30 each) make the column binned; noise alone (±30 per cell) does
+    not.  It reads the noisy histogram only (the profile's counts would raise)."""
+    from types import SimpleNamespace
+
+    from dpsynth.data.discover.noise import ColumnBudget
+    from dpsynth.data.discover.values import outside
+
+    class _NoCounts:
+        def __getattr__(self, name):
+            raise AssertionError(f"outside() read the private profile ({name})")
+
+    budget = ColumnBudget.with_scale(30.0, ColumnBudget(1.0, True, 1.0, Ledger(1.0, 1e-6), np.random.default_rng(0), "g"))
+    col = SimpleNamespace(first_grid=np.arange(0.0, 11.0), profile=_NoCounts())
+    kept = ["0", "2", "9"]
+    quiet = np.array([2500.0, 12.0, 900.0, -20.0, 31.0, -8.0, 25.0, 14.0, -30.0, 600.0])
+    loud = quiet.copy()
+    loud[5:8] += [150.0, 130.0, 120.0]
+    assert not outside(col, kept, (quiet, budget), 4000.0)
+    assert outside(col, kept, (loud, budget), 4000.0)
+    assert not outside(col, kept, None, 4000.0)

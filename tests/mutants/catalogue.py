@@ -908,6 +908,12 @@ MUTANTS += [
          old="    keep = np.isfinite(values) & (noisy >= HEAP_SHARE * non_null / bins)",
          new="    keep = np.isfinite(values) & (counts[sel.idx] >= HEAP_SHARE * non_null / bins)",
          tests=["tests/data/test_discover_values.py::test_the_few_numbers_point_masses_are_read_off_noisy_counts"]),
+    dict(id="discover-labels-outside-true-cells", file=DVAL,
+         why="issue 27 (session 13): whether rows lie outside the kept few numbers' cells read off the true fine "
+             "counts, not the first fine histogram's noisy ones",
+         old="    rest = float(np.asarray(noisy, dtype=float)[other].sum())\n",
+         new="    rest = float(np.asarray(col.profile.cell_counts(grid), dtype=float)[other].sum())\n",
+         tests=["tests/data/test_discover_values.py::test_few_numbers_with_rows_outside_the_kept_values_cells_are_not_categorical"]),
     dict(id="mwem-select-first-family-sensitivity", file="dpsynth/algorithms/mwem/core.py",
          why="issue 24: selection at the first query family's sensitivity, not the largest (cells + linear ±1 under "
              "replace-one: the selection's epsilon doubles)",

@@ -496,7 +496,7 @@ class ColumnDiscovery:
         few, units = which(noisy, found, first, width, integral=integral and self.log_from is None, non_null=self.non_null,
                            most=min(fill, UNIT_CELLS), few_cells=FEW_CELLS, concentrated=CONCENTRATED)  # (tied.py)
         discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
-        if discrete and self._labels(rest, delta):
+        if discrete and label_values(self, rest, delta, (noisy, first)):
             return lo, hi, None, None
         heavy = heavy_cells(noisy, first, self.non_null, self.hint.bins or self.spec.bins) \
             if points and not few and not discrete else np.zeros(0, dtype=np.int64)
@@ -578,10 +578,6 @@ class ColumnDiscovery:
         """Whether a fine histogram shows few distinct numbers (:func:`~dpsynth.data.discover.values.few_distinct`)."""
         return delta > 0 and self.hint.type is None and \
             few_distinct(noisy, found, budget, max_categories=self.spec.max_categories)
-
-    def _labels(self, budget: ColumnBudget, delta: float) -> bool:
-        """:func:`~dpsynth.data.discover.values.label_values`: True and :attr:`labels` set when they are its values."""
-        return label_values(self, budget, delta)
 
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
         self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)
