@@ -274,7 +274,7 @@ class ColumnDiscovery:
         # side (the fine histogram trims the range again, at a finer resolution; an integral column's range ends
         # in a bucket holding an integer, coarse.around).
         shown = around(found, ext, COARSE_MARGIN, bool(integral))
-        self.margins = margins(per_bucket, ext, found, shown, pair.sd) if self.core is not None else ()
+        self.margins = margins(per_bucket, ext, found, shown, pair.sd, ends=True) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
                             2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
         hi = max(hi, lo + 1.0)
@@ -478,8 +478,8 @@ class ColumnDiscovery:
             if self.log_from is not None:
                 self.learned.append(f"linear cells would pack the rows: logarithmic fine cells from {self.log_from:g}")
         grid = self._grid(lo, hi, integral, cells)
-        self.first_grid = grid  # (points.place: a zoom's finer cells counted in these cells' widths)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
+        self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)
         found = support(noisy, first)
         first_noisy = noisy
         width = float(grid[1] - grid[0])
