@@ -111,8 +111,8 @@ ZERO_SKEW_RATIO, PACKED = 4.0, 100.0
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
 :mod:`~dpsynth.data.discover.allot`): a numeric column of few integers (an integral coarse range of at most
-2·bins values) spends FEW_SHARE of the rest (its bounds keep the integers its profile showed); a categorical
-column, a probe and maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
+2·bins values) spends FEW_SHARE of the rest, or more when its rows need it and the pool left it (allot.few_share;
+its bounds keep the integers its profile showed); a categorical column, a probe and maybe a second selection."""
 
 
 OTHER_ONLY = "__none__"
