@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsynth.data.discover import coarse, column, discover_schema, parse_discover, values, zoom
+from dpsynth.data.discover import allot, coarse, column, discover_schema, parse_discover, values, zoom
 from dpsynth.data.discover.coarse import margins
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.values import FEW_MARGIN_NEXT, FEW_MARGIN_SD, seen_integers
@@ -28,6 +28,13 @@ from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 
 GRID = np.arange(1.5, 10.6, 1.0)  # unit cells for the integers 2 … 10
+
+
+@pytest.fixture(autouse=True)
+def _cheap_stage(monkeypatch):
+    """The margins at the cheap few-integers stage (FEW_SHARE of the rest), as measured: a stage sized to the
+    rows (allot.few_share) shows these tables' thin integers by its own cells (tests/data/test_discover_few.py)."""
+    monkeypatch.setattr(allot, "FEW_TARGET", 0.0)
 CORE = ((3.0, 5.0), (3.0, 5.0))  # the profile's support: the bucket [3, 5)
 
 
@@ -176,7 +183,8 @@ def _few(core, buckets, few: bool = True, fine=None):
     fine cells ``fine`` (edges, noisy counts, sd) when measured."""
     cells, counts, sd = fine if fine is not None else (None, None, 0.0)
     return SimpleNamespace(hint=SimpleNamespace(lower=None), reach=None, few=few, core=core, margins=tuple(buckets),
-                           evidence=SimpleNamespace(cells=cells, cell_counts=counts, cell_sd=sd))
+                           evidence=SimpleNamespace(cells=cells, cell_counts=counts, cell_sd=sd, first=None),
+                           first_grid=None)
 
 
 def test_a_few_integers_column_keeps_a_margin_bucket_its_profile_count_shows():

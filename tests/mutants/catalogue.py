@@ -528,9 +528,9 @@ MUTANTS += [
     dict(id="discover-margins-true-counts", file=DCOL,
          why="issue 27 (few integers): the coarse range's margin buckets the fine support may reach read off the true "
              "profile counts",
-         old="        self.margins = margins(per_bucket, ext, found, shown, pair.sd) if self.core is not None else ()\n",
+         old="        self.margins = margins(per_bucket, ext, found, shown, pair.sd, ends=True) if self.core is not None else ()\n",
          new=("        t = self.profile.profile_counts(edges)\n        self.margins = margins(1.0 * (t[3:3 + nb] + t[3 + nb:]), "
-              "ext, found, shown, pair.sd) if self.core is not None else ()\n"),
+              "ext, found, shown, pair.sd, ends=True) if self.core is not None else ()\n"),
          tests=["tests/data/test_discover_margins.py::test_the_margins_are_read_off_noisy_counts_only"]),
     dict(id="discover-few-margins-true-counts", file=DVAL,
          why="issue 27 (few integers' tails): a margin bucket's integers kept when the true rows in it are nonzero, "
@@ -871,8 +871,8 @@ MUTANTS += [
     dict(id="discover-pool-ignores-spent", file=DALLOT,
          why="issue 27: the pool for the second selections is the whole discovery budget, not what the other "
              "stages left (the charges pass the total)",
-         old="    pool = max(0.0, total - math.fsum(v[\"spent\"] for v in book.values())) * (1.0 - POOL_MARGIN)\n",
-         new="    pool = max(0.0, total) * (1.0 - POOL_MARGIN)\n",
+         old="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN))\n",
+         new="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, total * (1.0 - POOL_MARGIN))\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
     dict(id="discover-pool-sd-true-counts", file=DVAL,
          why="issue 27: whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its "
@@ -886,6 +886,31 @@ MUTANTS += [
          old="    last = min(last, max(first, math.ceil(col.core[1][0])))  # up to the last bucket's first integer ([5, 7): 5)\n",
          new="    first, last = int(col.profile.integer_counts()[0].min()), int(col.profile.integer_counts()[0].max())\n",
          tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
+    dict(id="discover-few-share-true-rows", file=DALLOT,
+         why="issue 27 (big_five): a few-integers stage sized to the column's true non-null rows, not the profile's "
+             "noisy count",
+         old="    target = FEW_TARGET * float(col.non_null or 0.0)\n",
+         new="    target = FEW_TARGET * float(sum(col.profile.value_counts()[1]))\n",
+         tests=["tests/data/test_discover_few.py::test_the_stages_share_is_read_off_the_noisy_rows_only"]),
+    dict(id="discover-few-stages-ignore-the-pool", file=DALLOT,
+         why="issue 27 (big_five): the few-integers stages take all their wants whatever the pool left (the "
+             "charges pass the discovery's total)",
+         old="    scale = min(1.0, left() * (1.0 - FEW_MARGIN) / math.fsum(more.values())) if any(more.values()) else 0.0\n",
+         new="    scale = 1.0\n",
+         tests=["tests/data/test_discover_few.py::test_the_few_integers_stages_take_only_what_the_pool_left"]),
+    dict(id="discover-few-last-bucket-true-cells", file=DCOL,
+         why="issue 27 (big_five): the first fine histogram kept for the bounds (the last bucket's integers past "
+             "them) is the true rows per cell",
+         old="        self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)\n",
+         new=("        self.first_grid, self.evidence.first = grid, (1.0 * self.profile.cell_counts(grid), first.sd)"
+              "  # (points.place; values.seen_integers)\n"),
+         tests=["tests/data/test_discover_few.py::test_the_last_buckets_rows_are_read_off_noisy_counts_only"]),
+    dict(id="discover-few-last-bucket-no-threshold", file=DVAL,
+         why="issue 27 (big_five): the last bucket's further integers kept whenever their rows' noisy evidence is "
+             "positive (mplsstops' precincts 1-5 given an empty 6)",
+         old="    return top if mean >= LAST_SD / math.sqrt(float(w.sum())) else h\n",
+         new="    return top if mean >= 0.0 else h\n",
+         tests=["tests/data/test_discover_few.py::test_the_last_bucket_keeps_its_further_integers_when_its_rows_show_them"]),
     dict(id="discover-few-numbers-true-held", file=DVAL,
          why="issue 27: whether the values kept by partition selection are a column's few distinct numbers decided "
              "on their true counts",

@@ -168,9 +168,13 @@ def around(found: tuple[int, int], ext: np.ndarray, width: int, integral: bool) 
     return np.array([lo, hi])
 
 
-def margins(per_bucket: np.ndarray, ext: np.ndarray, found: tuple[int, int], shown, sd: float):
+def margins(per_bucket: np.ndarray, ext: np.ndarray, found: tuple[int, int], shown, sd: float, *, ends: bool = False):
     """The margin buckets of the coarse range: buckets ``shown[0]`` … ``shown[1]`` outside the support ``found``
     (first and last bucket), as (lower edge, upper edge, noisy count, ``sd``), ``sd`` the noise's of one bucket
-    (post-processing of the profile's noisy buckets ``per_bucket``; bucket i is [ext[i], ext[i + 1]))."""
-    idx = np.r_[int(shown[0]):int(found[0]), int(found[1]) + 1:int(shown[1]) + 1]
+    (post-processing of the profile's noisy buckets ``per_bucket``; bucket i is [ext[i], ext[i + 1])).  With
+    ``ends``, the support's first and last bucket too (:func:`~dpsynth.data.discover.values.seen_integers` reads
+    the last one's rows beyond the fine bounds); the margin tests (:func:`~dpsynth.data.discover.zoom.widen`,
+    ``values._reached``) read only the buckets beyond the support's edges, and pass over them."""
+    inner = sorted({int(found[0]), int(found[1])}) if ends else []
+    idx = np.r_[int(shown[0]):int(found[0]), inner, int(found[1]) + 1:int(shown[1]) + 1].astype(int)
     return tuple((float(ext[i]), float(ext[i + 1]), float(per_bucket[i]), float(sd)) for i in idx)

@@ -118,8 +118,8 @@ ZERO_SKEW_RATIO, PACKED = 4.0, 100.0
 FEW_SHARE = 0.15
 """What a column spends after its profile depends on what the profile found (post-processing of its noisy counts;
 :mod:`~dpsynth.data.discover.allot`): a numeric column of few integers (an integral coarse range of at most
-2·bins values) spends FEW_SHARE of the rest (its bounds keep the integers its profile showed); a categorical
-column, a probe and maybe a second selection (:data:`~dpsynth.data.discover.values.PROBE_SHARE`)."""
+2·bins values) spends FEW_SHARE of the rest, or more when its rows need it and the pool left it (allot.few_share;
+its bounds keep the integers its profile showed); a categorical column, a probe and maybe a second selection."""
 
 
 OTHER_ONLY = "__none__"
@@ -281,7 +281,7 @@ class ColumnDiscovery:
         # side (the fine histogram trims the range again, at a finer resolution; an integral column's range ends
         # in a bucket holding an integer, coarse.around).
         shown = around(found, ext, COARSE_MARGIN, bool(integral))
-        self.margins = margins(per_bucket, ext, found, shown, pair.sd) if self.core is not None else ()
+        self.margins = margins(per_bucket, ext, found, shown, pair.sd, ends=True) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
                             2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
         hi = max(hi, lo + 1.0)
@@ -485,8 +485,8 @@ class ColumnDiscovery:
             if self.log_from is not None:
                 self.learned.append(f"linear cells would pack the rows: logarithmic fine cells from {self.log_from:g}")
         grid = self._grid(lo, hi, integral, cells)
-        self.first_grid = grid  # (points.place: a zoom's finer cells counted in these cells' widths)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
+        self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)
         found = support(noisy, first)
         first_noisy = noisy
         width = float(grid[1] - grid[0])

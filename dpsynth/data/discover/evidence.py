@@ -41,6 +41,8 @@ class Evidence:
     cells: np.ndarray | None = None  # ascending cell edges of a fine histogram (values of the column)
     cell_counts: np.ndarray | None = None  # its noisy counts, not clipped
     cell_sd: float = 0.0
+    first: tuple[np.ndarray, float] | None = None  # the first fine histogram's noisy counts (cells first_grid), sd
+    # (for the bounds only: values.seen_integers; not a 1-way measurement, the later cells are)
     points: Any = None  # points.PointMasses: values with a bin of their own, their noisy counts and sds
     kept: tuple[np.ndarray, np.ndarray] | None = None  # integers kept by partition selection, noisy counts ≥ 0:
     # for decoding within bins only (a selection's released counts are biased upwards: never a measurement)
