@@ -67,7 +67,7 @@ wage x0.98, diamonds x1.03, dropout_wages x1.01, six others within 0.6%; geometr
 Setting it aside always and spending it on the selection whatever the cells show cost smooth columns their
 zoom's precision (diamonds x1.04, taxi_trips x1.06, dropout_wages x1.07; 11 tables x0.995); RESERVE 0.75 against
 0.5: x1.001 (11 tables, seeds 2-5); 0.35: x1.043 (7 tables: cracker_choice x1.16, charity_mail x1.12, the smooth
-diamonds x0.98 and dropout_wages x0.96, which lose 1-3% at 0.5 on seeds 2-9: their zoom's bounds at half its
+diamonds x0.98 and dropout_wages x0.96, which lose 1-3% at 0.5 on seeds 2-9: probably their zoom's bounds at half its
 budget)."""
 
 
