@@ -101,6 +101,8 @@ def test_the_finer_histogram_spends_the_rest_of_the_numeric_budget_once():
     _, ledger, rho = _zcdp(_indices(1), seed=1)
     charges = [c for c in ledger.charges if c.measured.startswith("value:")]
     measured = [c.measured for c in charges]
-    assert sum("dense run" in m for m in measured) == 1 and not any("again" in m for m in measured), measured
+    # (the heaps reserve of a real column may go back to the last cells, heaps.settle: not the first's again)
+    assert sum("dense run" in m for m in measured) == 1 and not any("again" in m and "heaps reserve" not in m
+                                                                    for m in measured), measured
     assert sum(c.rho for c in charges) <= rho / 2 * (1 + 1e-9)
     assert sum(c.rho for c in ledger.charges) <= rho * (1 + 1e-9)

@@ -671,6 +671,19 @@ MUTANTS += [
          old="    own = ~np.isin(values, pub)\n",
          new="    own = np.ones(values.size, dtype=bool)\n",
          tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-heaps-settle-true-counts", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (session 13): where a real column's heaps reserve goes (heaps selection or its cells again), "
+             "and the averaged cells' edges, read off the true counts of its last fine cells",
+         old="    cells, counts = np.asarray(ev.cells, dtype=float), np.asarray(ev.cell_counts, dtype=float)\n",
+         new="    cells = np.asarray(ev.cells, dtype=float)\n"
+             "    counts = np.asarray(disc.profile.cell_counts(cells), dtype=float)\n",
+         tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-heaps-reserve-spent-twice", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (session 13): a smooth real column's heaps reserve spent on its cells again and then on the "
+             "heaps selection as well (the column spends more than its allotment)",
+         old="    disc._spikes = None\n",
+         new="    pass\n",
+         tests=["tests/data/test_discover_heaps.py"]),
     dict(id="partition-public-one-more", file=SEL,
          why="session 11: the first observed value after the public keys released without the threshold (a value "
              "held by one row published with probability 1, not δ)",
@@ -687,10 +700,11 @@ MUTANTS += [
              "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
          tests=T_SEL),
     dict(id="discover-points-budget-not-split", file=DCOL,
-         why="issue 27: the point-mass histogram spends the column's numeric budget again instead of a share of it",
-         old="            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))\n",
+         why="issue 27: the point-mass histogram (a real column: its heaps reserve) spends the column's numeric budget again "
+             "instead of a share of it",
+         old="            spikes, rest = rest.split(ask[1])\n",
          new="            spikes = rest\n",
-         tests=["tests/data/test_discover_points.py"]),
+         tests=["tests/data/test_discover_points.py", "tests/data/test_discover_heaps.py"]),
     dict(id="discover-text-share-true-count", file=DCOL,
          why="issue 27: a few-integers column with much text typed categorical on its true text count",
          old="        if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:\n",

@@ -14,10 +14,11 @@ from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
-from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points
+from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, asked, settle
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.lattice import ask as lattice_step
-from dpsynth.data.discover.lattice import refuted, settle
+from dpsynth.data.discover.lattice import refuted
+from dpsynth.data.discover.lattice import settle as lattice_settle
 from dpsynth.data.discover.noise import (
     DEFAULT_RANGE,
     FEW_CELLS,
@@ -36,9 +37,7 @@ from dpsynth.data.discover.noise import (
 )
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
-    POINT_SHARE,
     PointMasses,
-    heavy_cells,
     place,
     with_points,
     worth_measuring,
@@ -193,7 +192,7 @@ class ColumnDiscovery:
             found = self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta)
             if found is None:  # an integer identifier (ident.py): left out
                 return None
-            spec = settle(self, found, h.bins or self.spec.bins)
+            spec = lattice_settle(self, found, h.bins or self.spec.bins)
         spec["missing"] = self.missing
         return spec
 
@@ -406,7 +405,7 @@ class ColumnDiscovery:
             self.evidence.kept = (values, mass)  # the decoder draws the kept integers within each bin
             edges = quantile_edges(np.concatenate([values - 0.5, [values[-1] + 0.5]]), mass, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the kept integers' noisy counts")
-        elif equal or weights is None:
+        elif equal or (weights := settle(self, weights, bins)) is None:  # (heaps.settle: the reserve, if any)
             edges = np.linspace(lo, hi, bins + 1)
             if integral:
                 edges = np.unique(np.round(edges))
@@ -498,11 +497,11 @@ class ColumnDiscovery:
         discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
         if discrete and label_values(self, rest, delta, (noisy, first)):
             return lo, hi, None, None
-        heavy = heavy_cells(noisy, first, self.non_null, self.hint.bins or self.spec.bins) \
-            if points and not few and not discrete else np.zeros(0, dtype=np.int64)
-        if heavy.size:  # a cell that may hold a point mass: a share of the numeric budget asks (points.py, heaps.py)
-            spikes, rest = rest.split(POINT_SHARE / (1.0 - FINE_SHARE))
-            self._spikes = (spikes, (grid[heavy], grid[heavy + 1]), delta)
+        ask = asked(noisy, first, self.non_null, self.hint.bins or self.spec.bins, integral=bool(integral),
+                    delta=delta) if points and not few and not discrete else None  # (heaps.py)
+        if ask is not None:  # a cell that may hold a point mass: a share of the numeric budget asks (points.py)
+            spikes, rest = rest.split(ask[1])
+            self._spikes = (spikes, (grid[ask[0]], grid[ask[0] + 1]), delta)
         if discrete:
             pass  # the rest of the budget went to the values: the first histogram alone gives bounds and edges
         elif found is not None and units:  # few integers for the rows, not tied: one cell each (tied.py)
