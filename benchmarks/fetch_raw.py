@@ -76,7 +76,8 @@ Fresh held-out tables of the thirteenth session: group ``held-out-14`` (``german
 ``nesarc_drinks``, ``health_insurance``, ``black_legislators``, ``infant_pneumonia``, ``airfare_routes``), exported
 with hand-written schemas only and RESERVED for the closing check of issue 27 after ``held-out-13``'s: nobody runs
 ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
-tunes anything on them, before that check.
+tunes anything on them, before that check. (Run once at that check, session 13, main f9dd8e9: see
+benchmarks/README.md.)
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -261,7 +262,7 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                           "Muscatine children's obesity 1977-1981, 14,568 x 7: child id x 3 waves, obese 32% null"),
     "nhis_2009": ("stevedata", "mm_nhis", "held-out-13",
                   "NHIS 2009 adults, 18,790 x 10: 0/1 flags, health 1-5, income as 8 band values, survey weight"),
-    # session 13: RESERVED for issue 27's closing check after held-out-13's, never run (zero-config) or tuned on
+    # session 13: run once at session 13's closing check (main f9dd8e9); seen since
     "german_health": ("COUNT", "rwm5yr", "held-out-14",
                       "German health registry 1984-1988, 19,609 x 17: person id, zero-heavy visits, one-hot, DM"),
     "wvs_usa": ("stevedata", "wvs_usa_abortion", "held-out-14",
