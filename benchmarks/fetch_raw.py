@@ -78,6 +78,11 @@ with hand-written schemas only and RESERVED for the closing check of issue 27 af
 ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
 tunes anything on them, before that check. (Run once at that check, session 13, main f9dd8e9: see
 benchmarks/README.md.)
+A second fresh group of the thirteenth session: group ``held-out-15`` (``school_spending``, ``doctor_visits_aus``,
+``nafld_cohort``, ``retirement_401k``, ``cricketers``, ``hiv_results``, ``innsbruck_rain``), exported with
+hand-written schemas only and RESERVED for the closing check of issue 27 after ``held-out-14``'s: nobody runs
+``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
+tunes anything on them, before that check.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -277,6 +282,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                          "NLSY infants' pneumonia, 3,470 x 15: months to pneumonia 12 if censored, zero-heavy months"),
     "airfare_routes": ("wooldridge", "airfare", "held-out-14",
                        "US airline routes 1997-2000, 4,596 x 14: route id, fares $, logs and a square, a copy"),
+    # session 13, second group: RESERVED for issue 27's closing check after held-out-14's, never run (zero-config)
+    "school_spending": ("wooldridge", "school93_98", "held-out-15",
+                        "Michigan elementary schools 1993-1998, 10,668 x 18: district/school ids, 1997 $, logs, 33% null"),
+    "doctor_visits_aus": ("Ecdat", "DoctorAUS", "held-out-15",
+                          "Australian Health Survey 1977-1978, 5,190 x 15: age/income as band values, zero-heavy counts"),
+    "nafld_cohort": ("survival", "nafld1", "held-out-15",
+                     "Olmsted County fatty-liver cohort, 17,549 x 9: ids, matched case id, days of follow-up, 28% null"),
+    "retirement_401k": ("wooldridge", "k401ksubs", "held-out-15",
+                        "SIPP 1991 households, 9,275 x 11: income $1000s, signed net assets, squares, 0/1 flags"),
+    "cricketers": ("DAAG", "cricketer", "held-out-15",
+                   "UK first-class cricketers born 1840-1960, 5,960 x 8: birth year, lifespan, cause one-hot and label"),
+    "hiv_results": ("causaldata", "thornton_hiv", "held-out-15",
+                    "Malawi HIV results experiment 2004, 4,820 x 7: village ids, incentive amounts, 40% null, -1 code"),
+    "innsbruck_rain": ("crch", "RainIbk", "held-out-15",
+                       "Innsbruck precipitation and 11 ensemble forecasts, 4,971 x 12: zero-heavy, exchangeable columns"),
 }
 
 
