@@ -234,3 +234,34 @@ def test_the_reserve_decides_on_noisy_counts_only(heaps, monkeypatch):
     assert found2.schema == found.schema and found2.columns == found.columns
     assert [c.to_dict() for c in ledger2.charges] == [c.to_dict() for c in ledger.charges]
     assert found2.evidence[col].cell_counts.tolist() == found.evidence[col].cell_counts.tolist()
+
+
+@pytest.mark.parametrize("first_lo", [0.0, 10.0])
+def test_an_end_cell_holding_the_rows_past_a_zooms_bounds_is_not_a_heap(first_lo):
+    """The last fine cells' end cells are open (``cell_counts``): past a zoom's bounds they hold the tail beyond
+    them, and one standing above its single neighbour is not a heap (phone_churn's charges, seeds 2-5: 9 of 32
+    zoomed columns spent the reserve on a selection that found nothing).  When the end cell is the first fine
+    histogram's own end too, it stays a candidate (heaps.settle; post-processing of public grids)."""
+    from types import SimpleNamespace
+
+    from dpsynth.data.discover.evidence import Evidence
+    from dpsynth.data.discover.heaps import settle
+    from dpsynth.data.discover.noise import ColumnBudget
+
+    cells = np.linspace(10.0, 40.0, 31)
+    counts = np.full(30, 300.0)
+    counts[0] = 1500.0  # (the rows under 10, clamped into the zoom's first cell)
+    ledger = Ledger(1.0, 1e-6)
+    budget = ColumnBudget(1.0 / (2 * 50.0**2), True, 1, ledger, np.random.default_rng(0), "x")
+    ev = Evidence()
+    ev.cells, ev.cell_counts, ev.cell_sd = cells, counts, 50.0
+    profile = SimpleNamespace(cell_counts=lambda edges: counts.astype(np.int64))
+    disc = SimpleNamespace(_spikes=(budget, (np.zeros(0), np.zeros(0)), 1e-6), evidence=ev, integral=False,
+                           non_null=10_000.0, zeros=None, first_grid=np.linspace(first_lo, 100.0, 41), learned=[],
+                           profile=profile)
+    disc._cells = lambda grid, noisy, sd: None
+    settle(disc, (cells, np.clip(counts, 0, None)), 10)
+    if first_lo < 10.0:
+        assert disc._spikes is None and any("measured its cells again" in x for x in disc.learned)
+    else:
+        assert disc._spikes is not None and any("heavy cells" in x for x in disc.learned)
