@@ -265,3 +265,43 @@ def test_an_end_cell_holding_the_rows_past_a_zooms_bounds_is_not_a_heap(first_lo
         assert disc._spikes is None and any("measured its cells again" in x for x in disc.learned)
     else:
         assert disc._spikes is not None and any("heavy cells" in x for x in disc.learned)
+
+
+
+def _settled(counts):
+    """heaps.settle on zoomed cells [10, 40) with noisy counts ``counts``, inside a first fine histogram over
+    [0, 100)."""
+    from types import SimpleNamespace
+
+    from dpsynth.data.discover.evidence import Evidence
+    from dpsynth.data.discover.heaps import settle
+    from dpsynth.data.discover.noise import ColumnBudget
+
+    cells = np.linspace(10.0, 40.0, 31)
+    ledger = Ledger(1.0, 1e-6)
+    budget = ColumnBudget(1.0 / (2 * 50.0**2), True, 1, ledger, np.random.default_rng(0), "x")
+    ev = Evidence()
+    ev.cells, ev.cell_counts, ev.cell_sd = cells, counts, 50.0
+    disc = SimpleNamespace(_spikes=(budget, (np.zeros(0), np.zeros(0)), 1e-6), evidence=ev, integral=False,
+                           non_null=10_000.0, zeros=None, first_grid=np.linspace(0.0, 100.0, 41), learned=[],
+                           profile=SimpleNamespace(cell_counts=lambda edges: counts.astype(np.int64)))
+    disc._cells = lambda grid, noisy, sd: None
+    settle(disc, (cells, np.clip(counts, 0, None)), 10)
+    return disc
+
+
+@pytest.mark.parametrize("below", [30.0, 400.0])
+def test_a_heap_at_the_datas_bound_is_asked_about_when_no_rows_lie_past_it(below):
+    """A heap at the data's bound (a share's rows at exactly 1, a top-coded amount) sits in the outermost heavy
+    cell beside a dense inner neighbour, so it does not stand above both (black_legislators' ``urbanpercent``:
+    870 rows exactly 1 in [1, 1.02), 630 in [0.98, 1), noisy 865 and 768).  When the cells past it hold no rows
+    (noisy: 30 at sd 50) and it holds more than its inner neighbour, it is a heap candidate and the reserve runs
+    the heaps selection (heaps._ends); with rows past it (400), it is the inside of a smooth run: the cells are
+    measured again.  Before (session 13): measured again both ways."""
+    counts = np.full(30, 100.0)
+    counts[:3] = [below, 1500.0, 1200.0]
+    disc = _settled(counts)
+    if below < 100.0:
+        assert disc._spikes is not None and any("heavy cells" in x for x in disc.learned)
+    else:
+        assert disc._spikes is None and any("measured its cells again" in x for x in disc.learned)
