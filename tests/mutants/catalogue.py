@@ -678,6 +678,12 @@ MUTANTS += [
          new="    cells = np.asarray(ev.cells, dtype=float)\n"
              "    counts = np.asarray(disc.profile.cell_counts(cells), dtype=float)\n",
          tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-lattice-off-true-counts", file="dpsynth/data/discover/lattice.py",
+         why="issue 27 (session 14): whether a few integers' lattice is dropped for rows off it read off the true "
+             "counts of the first fine cells, not their noisy ones",
+         old="    if few and off_lattice(getattr(col, \"first_grid\", None), getattr(col.evidence, \"first\", None), step,\n",
+         new="    if few and off_lattice(getattr(col, \"first_grid\", None), (col.profile.cell_counts(col.first_grid), 1.0), step,\n",
+         tests=["tests/data/test_discover_lattice.py"]),
     dict(id="discover-heaps-reserve-spent-twice", file="dpsynth/data/discover/heaps.py",
          why="issue 27 (session 13): a smooth real column's heaps reserve spent on its cells again and then on the "
              "heaps selection as well (the column spends more than its allotment)",
