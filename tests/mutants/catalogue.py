@@ -678,6 +678,20 @@ MUTANTS += [
          new="    cells = np.asarray(ev.cells, dtype=float)\n"
              "    counts = np.asarray(disc.profile.cell_counts(cells), dtype=float)\n",
          tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-fuse-true-first", file="dpsynth/data/discover/fuse.py",
+         why="issue 27 (session 14): a zoomed column's bin edges read off its zoom fused with the true counts of its "
+             "first fine cells, not the first histogram's noisy ones",
+         old="    wide, wide_counts = np.asarray(first, dtype=float), np.asarray(ev.first[0], dtype=float)\n",
+         new="    wide = np.asarray(first, dtype=float)\n"
+             "    wide_counts = np.asarray(disc.profile.cell_counts(wide), dtype=float)\n",
+         tests=["tests/data/test_discover_aligned.py"]),
+    dict(id="discover-fuse-true-zoom", file="dpsynth/data/discover/fuse.py",
+         why="issue 27 (session 14): a zoomed column's bin edges read off the true counts of its zoom's cells "
+             "(fused with the first histogram), not the zoom's noisy ones",
+         old="    cells, counts = np.asarray(ev.cells, dtype=float), np.asarray(ev.cell_counts, dtype=float)\n",
+         new="    cells = np.asarray(ev.cells, dtype=float)\n"
+             "    counts = np.asarray(disc.profile.cell_counts(cells), dtype=float)\n",
+         tests=["tests/data/test_discover_aligned.py"]),
     dict(id="discover-heaps-reserve-spent-twice", file="dpsynth/data/discover/heaps.py",
          why="issue 27 (session 13): a smooth real column's heaps reserve spent on its cells again and then on the "
              "heaps selection as well (the column spends more than its allotment)",

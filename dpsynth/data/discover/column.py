@@ -14,6 +14,7 @@ from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
+from dpsynth.data.discover.fuse import fused
 from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, asked, settle
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -150,6 +151,7 @@ class ColumnDiscovery:
         self.positive: tuple[np.ndarray, np.ndarray] | None = None  # profile buckets of a column not skewed (packed.py)
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
         self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
+        self.zoomed = False  # the last fine cells are a zoom's, measured apart from the first (fuse.py)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
@@ -410,7 +412,7 @@ class ColumnDiscovery:
             if integral:
                 edges = np.unique(np.round(edges))
         else:
-            edges = quantile_edges(*weights, bins, lo, hi)
+            edges = quantile_edges(*fused(self, weights), bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         # (kept integers already have a bin each: their share of the budget goes unused)
         points = self._points(lo, hi, bool(integral), bins)
