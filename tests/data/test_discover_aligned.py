@@ -57,20 +57,21 @@ def test_a_zoom_made_consistent_with_its_wide_cells_puts_ranks_nearer():
     x = rng.normal(5.0, 0.8, 20_000)
     wide_true = np.histogram(np.clip(x, 0, 11.99), wide)[0].astype(float)
     true = np.histogram(np.clip(x, 3.0, 6.999), cells)[0].astype(float)  # (end cells open)
-    np.testing.assert_allclose(least_squares(cells, true, 40.0, wide, wide_true, 30.0), true, atol=1e-6)
+    np.testing.assert_allclose(least_squares(cells, true, 40.0, [(wide, wide_true, 30.0)]), true, atol=1e-6)
     raw, fused = [], []
     for _ in range(300):  # (draws of noise)
         z, w = true + rng.normal(0, 40.0, true.size), wide_true + rng.normal(0, 30.0, wide_true.size)
         raw.append(z[:20].sum() - true[:20].sum())
-        fused.append(least_squares(cells, z, 40.0, wide, w, 30.0)[:20].sum() - true[:20].sum())
+        fused.append(least_squares(cells, z, 40.0, [(wide, w, 30.0)])[:20].sum() - true[:20].sum())
     assert abs(np.mean(fused)) < 15.0
     assert np.std(fused) < 0.5 * np.std(raw)  # (0.40 here: 183 → 74)
 
 
 def test_the_fused_edges_read_noisy_counts_only(monkeypatch):
     """A zoomed column's edges (its zoom made consistent with its first histogram, fuse.py) replayed on a table
-    whose rows moved (3,000 of 20,000 from under 60 to over 64): the same schema, so the fusion reads the first
-    histogram's noisy counts, not the true ones (mutant discover-fuse-true-first)."""
+    whose rows moved (3,000 of 20,000 from under 60 to 71.5): the same schema, so the fusion reads the first
+    histogram's and the profile's noisy counts, not the true ones (mutants discover-fuse-true-first,
+    discover-fuse-true-zoom, discover-fuse-true-buckets)."""
     from dpsynth.data.discover import discover_schema, parse_discover
     from dpsynth.privacy import mechanisms
     from dpsynth.privacy.accountant import Ledger
@@ -79,7 +80,7 @@ def test_the_fused_edges_read_noisy_counts_only(monkeypatch):
     rng = np.random.default_rng(0)
     d = pd.DataFrame({"x": np.round(rng.normal(62, 4, 20_000), 3)})
     d2 = d.copy()
-    d2.loc[np.flatnonzero(d["x"].to_numpy() < 60)[:3000], "x"] = 64.5
+    d2.loc[np.flatnonzero(d["x"].to_numpy() < 60)[:3000], "x"] = 71.5  # (past the bucket edge 70)
     coupling = _Coupling()
     monkeypatch.setattr(mechanisms, "recorder", coupling)
     spec = parse_discover({"epsilon": 1.0, "delta": 1e-6})
