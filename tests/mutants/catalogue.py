@@ -684,6 +684,25 @@ MUTANTS += [
          old="    if few and off_lattice(getattr(col, \"first_grid\", None), getattr(col.evidence, \"first\", None), step,\n",
          new="    if few and off_lattice(getattr(col, \"first_grid\", None), (col.profile.cell_counts(col.first_grid), 1.0), step,\n",
          tests=["tests/data/test_discover_lattice.py"]),
+    dict(id="discover-fuse-true-first", file="dpsynth/data/discover/zoom.py",
+         why="issue 27 (session 14): a zoomed column's bin edges read off its zoom fused with the true counts of its "
+             "first fine cells, not the first histogram's noisy ones",
+         old="    wide = (disc.first_grid, *disc.evidence.first)",
+         new="    wide = (disc.first_grid, disc.profile.cell_counts(disc.first_grid), disc.evidence.first[1])",
+         tests=["tests/data/test_discover_aligned.py"]),
+    dict(id="discover-fuse-true-zoom", file="dpsynth/data/discover/fuse.py",
+         why="issue 27 (session 14): a column's bin edges read off the true counts of its last fine cells (fused "
+             "with the coarser histograms), not their noisy ones",
+         old="    est = least_squares(cells, np.asarray(ev.cell_counts, dtype=float),",
+         new="    est = least_squares(cells, np.asarray(disc.profile.cell_counts(cells), dtype=float),",
+         tests=["tests/data/test_discover_aligned.py"]),
+    dict(id="discover-fuse-true-buckets", file="dpsynth/data/discover/column.py",
+         why="issue 27 (session 14): a column's bin edges read off its fine cells fused with the true counts of the "
+             "profile's logarithmic buckets, not their noisy ones",
+         old="        self.evidence.buckets = (ext, per_bucket, budget.sd * math.sqrt(2.0))",
+         new="        self.evidence.buckets = (ext, (lambda c: c[3:3 + nb] + c[3 + nb:])(np.asarray(\n"
+             "            self.profile.profile_counts(edges), dtype=float)), budget.sd * math.sqrt(2.0))",
+         tests=["tests/data/test_discover_aligned.py"]),
     dict(id="discover-heaps-reserve-spent-twice", file="dpsynth/data/discover/heaps.py",
          why="issue 27 (session 13): a smooth real column's heaps reserve spent on its cells again and then on the "
              "heaps selection as well (the column spends more than its allotment)",

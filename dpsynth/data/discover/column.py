@@ -14,6 +14,7 @@ from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
+from dpsynth.data.discover.fuse import fused
 from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, asked, settle
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -150,6 +151,7 @@ class ColumnDiscovery:
         self.positive: tuple[np.ndarray, np.ndarray] | None = None  # profile buckets of a column not skewed (packed.py)
         self.reach: tuple[float, float] | None = None  # bounds the decades beside a zero spike showed (tail.py)
         self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
+        self.coarser: tuple = ()  # (edges, noisy counts, sd) measured apart from the last fine cells (fuse.py)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
 
@@ -267,6 +269,7 @@ class ColumnDiscovery:
         self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
         ext = np.concatenate([[OUTER_RANGE[0]], edges, [OUTER_RANGE[1]]])  # the outer buckets end at the outer range
+        self.evidence.buckets = (ext, per_bucket, budget.sd * math.sqrt(2.0))  # (fuse.py)
         pair = budget.split(0.5)[0] if budget.zcdp else ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
                                                                        budget.ledger, budget.rng, budget.name)
         found = coarse_support(per_bucket, ext, pair)  # (pair: the cuts of a bucket's two noises)
@@ -410,7 +413,7 @@ class ColumnDiscovery:
             if integral:
                 edges = np.unique(np.round(edges))
         else:
-            edges = quantile_edges(*weights, bins, lo, hi)
+            edges = quantile_edges(*fused(self, weights), bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         # (kept integers already have a bin each: their share of the budget goes unused)
         points = self._points(lo, hi, bool(integral), bins)
@@ -559,6 +562,7 @@ class ColumnDiscovery:
             w1, w2 = 1.0 / first.scale**2, 1.0 / rest.scale**2
             noisy = (w1 * noisy + w2 * again) / (w1 + w2)
             scale = 1.0 / math.sqrt(w1 + w2)
+            self.coarser = (self.evidence.buckets,) if self.evidence.buckets is not None else ()
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         scaled = ColumnBudget.with_scale(scale, budget)
         found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)

@@ -43,6 +43,7 @@ class Evidence:
     cell_sd: float = 0.0
     first: tuple[np.ndarray, float] | None = None  # the first fine histogram's noisy counts (cells first_grid), sd
     # (for the bounds only: values.seen_integers; not a 1-way measurement, the later cells are)
+    buckets: Any = None  # the profile's logarithmic buckets: (edges, noisy counts, sd), for fuse.py only
     points: Any = None  # points.PointMasses: values with a bin of their own, their noisy counts and sds
     kept: tuple[np.ndarray, np.ndarray] | None = None  # integers kept by partition selection, noisy counts ≥ 0:
     # for decoding within bins only (a selection's released counts are biased upwards: never a measurement)

@@ -272,13 +272,30 @@ def _rings(span: int) -> list[tuple[int, int]]:
 
 def quantile_edges(cells: np.ndarray, mass: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
     """Bin edges at the j/bins quantiles (j = 1 … bins − 1) of a histogram over ``cells`` (post-processing):
-    the right edge of the cell where the cumulative mass first reaches each quantile, within (lo, hi)."""
+    of the two edges of the cell where the cumulative mass first reaches each quantile, the one whose cumulative
+    mass is nearer it, within (lo, hi).
+
+    Nearer, not always the right edge (before issue 27): the right edge put every edge up to a whole cell's mass
+    past its quantile, by a share that differs between columns, so two monotone-related columns (a count and its
+    log, a distance and its square: common in econometric tables) got bins offset by up to half a bin, and a
+    model that measures their 2-way marginal still spread each bin's rows over two of the other's.  Measured on
+    airfare_routes (zero-config discovery, seeds 2-4, a perfect model: the real rows encoded with the discovered
+    edges and decoded uniformly inside their bins, neutral 2-way L1 summed over its six related pairs): 16.1
+    with the right edge, 14.4 with the nearer one, 14.0 with edges interpolated inside the cell (which would
+    split cells, and the evidence's bins must be unions of cells: :mod:`~dpsynth.data.discover.evidence`).  The
+    rest of the gap is the noise of the cumulative counts (2-4% of the rows at a median), which no snapping
+    removes."""
     total = mass.sum()
     if total <= 0:
         return np.linspace(lo, hi, bins + 1)
-    cdf = np.cumsum(mass) / total
-    at = np.searchsorted(cdf, np.arange(1, bins) / bins, side="left")
-    inner = cells[np.clip(at + 1, 1, cells.size - 1)]
+    cum = np.concatenate([[0.0], np.cumsum(mass) / total])  # cum[i]: the mass left of cells[i]
+    q = np.arange(1, bins) / bins
+    at = np.clip(np.searchsorted(cum[1:], q, side="left"), 0, cells.size - 2)  # the cell reaching q
+    pick = np.where(cum[at + 1] - q <= q - cum[at], cells[at + 1], cells[at])
+    for j in range(1, pick.size + 1):  # (≤ bins edges) an edge the one before took, or lo: the cell's right edge
+        if pick[j - 1] <= max(lo, pick[j - 2] if j > 1 else lo):
+            pick[j - 1] = cells[at[j - 1] + 1]
+    inner = pick
     spikes = np.flatnonzero(mass > total / bins)  # a cell heavier than a bin: a bin of its own (both its edges)
     inner = np.concatenate([inner, cells[spikes], cells[spikes + 1]])
     return np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))

@@ -198,6 +198,8 @@ def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], i
     :class:`~dpsynth.data.discover.column.ColumnDiscovery` (not imported here: column.py imports this module).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
     lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
     fine = disc._grid(lo, hi, integral, cells)
+    wide = (disc.first_grid, *disc.evidence.first)  # (its edges: the zoom made consistent with it, fuse.py)
+    disc.coarser = (wide,) if disc.evidence.buckets is None else (disc.evidence.buckets, wide)
     if found[1] - found[0] + 1 > NARROW_CELLS or spread(disc.core):  # (a skewed column's thin tail: one zoom)
         noisy = budget.histogram(disc.profile.cell_counts(fine), f"rows per zoomed fine cell ({fine.size - 1} "
                                  "public cells)")
