@@ -74,7 +74,7 @@ def _null_codes(col: pd.Series, spec: ColumnSpec) -> np.ndarray:
     isnull = col.isna().to_numpy()
     if isnull.any() and null_code(spec) is None:
         raise DataError(
-            f"column '{spec.name}' has null values; declare 'missing: category' (or 'missing: fill') in its schema "
+            f"column '{spec.name}' has null values; declare 'missing: category' in its schema "
             "to keep them"
         )
     return isnull

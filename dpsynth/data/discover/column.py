@@ -35,6 +35,7 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
+from dpsynth.data.discover.nulls import missing_spec
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
     PointMasses,
@@ -152,6 +153,7 @@ class ColumnDiscovery:
         self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
+        self.quiet_nulls: bool | None = None  # the profile's noisy nulls (and a number column's text) under its cut
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -159,9 +161,7 @@ class ColumnDiscovery:
         the stage less or more: the profile's outputs say what it needs)."""
         h = self.hint
         self.kind, self.integral = h.type, (True if h.type == "integer" else h.integer)
-        self.missing = h.missing or "category"  # nulls are always representable unless the user says otherwise
-        if h.missing is None:
-            self.learned.append("missing: category (a discovered schema always has room for nulls)")
+        self.missing = h.missing or "category"  # nulls are always representable: as a category or a fill (nulls.py)
         self.bounds = (h.lower, h.upper) if h.lower is not None else None
         if self.kind is None or (self.kind != "categorical" and (self.bounds is None or self.integral is None)):
             first, budget = budget.split(PROFILE_SHARE)
@@ -193,7 +193,7 @@ class ColumnDiscovery:
             if found is None:  # an integer identifier (ident.py): left out
                 return None
             spec = lattice_settle(self, found, h.bins or self.spec.bins)
-        spec["missing"] = self.missing
+        spec.update(missing_spec(self, spec))  # missing: category, or fill when no null stood out (nulls.py)
         return spec
 
     def screen(self, budget: ColumnBudget) -> bool:
@@ -227,7 +227,8 @@ class ColumnDiscovery:
             sel = sel.again(more)
         self.learned.extend(sel.learned)
         cats = self._kept(sel)
-        return None if cats is None else {"type": "categorical", "categories": cats, "missing": self.missing}
+        spec = None if cats is None else {"type": "categorical", "categories": cats}
+        return None if spec is None else {**spec, **missing_spec(self, spec)}
 
     # -- step 1: the profile histogram (kind and coarse bounds in one measurement)
     def _profile(self, budget: ColumnBudget, kind, integral):
@@ -239,6 +240,7 @@ class ColumnDiscovery:
         self.evidence.null = (float(noisy[0]), budget.sd)
         kept = np.where(noisy >= cut, noisy, 0)
         text, dates = int(kept[1]), int(kept[2])
+        self.quiet_nulls = bool(noisy[0] < cut)  # (a number column's text too, below: it is read as null)
         ints, fracs = kept[3:3 + nb], kept[3 + nb:]
         numbers = int(ints.sum() + fracs.sum())
         # noisy non-null rows: the cells past the cut (clipping every cell at 0 would add noise of every empty cell).
@@ -291,6 +293,7 @@ class ColumnDiscovery:
             self.learned.append(f"type categorical after all: noisy text holds {kept[1] / self.non_null:.0%} of the "
                                 f"non-null rows beside a few integers in [{lo:g}, {hi:g})")
             return "categorical", integral, None
+        self.quiet_nulls = self.quiet_nulls and int(kept[1]) == 0  # a number column's text is read as null
         self._skew(ext, ints + fracs, numbers, lo, hi, bool(integral))
         self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
         return kind, integral, (lo, hi)
