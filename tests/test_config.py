@@ -72,7 +72,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("schema.columns.count.upper", 0, "schema.columns.count.upper: must be >= lower (0 < 1)"),
         ("schema.columns.color.categories", [], "schema.columns.color.categories: expected a non-empty list"),
         ("schema.columns.color.categories", ["a", "a"], "schema.columns.color.categories: duplicate category 'a'"),
-        ("schema.columns.color.missing", "drop", "schema.columns.color.missing: must be one of error, category, got 'drop'"),
+        ("schema.columns.color.missing", "drop", "schema.columns.color.missing: must be one of error, category, fill, got 'drop'"),
         ("schema.unknown", "ignore", "schema.unknown: must be one of error, other, got 'ignore'"),
         ("schema.columns", {}, "schema.columns: expected a non-empty mapping of column name to spec"),
         ("limits.max_cells", 0, "limits.max_cells: must be >= 1, got 0"),
