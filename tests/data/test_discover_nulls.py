@@ -89,3 +89,11 @@ def test_evidence_adds_the_noisy_nulls_to_the_fill_codes_answer():
         ([[0, 1, 0, 0]], [60.0], 1.5), ([[1, 0, 0, 0]], [103.0], 2.5)]
     bare = Evidence(labels=("a", "b", "c"), label_counts=np.array([100.0, 60.0, 20.0]), label_sd=1.5)
     assert [q.tolist() for q, _, _ in one_way_queries(bare, col)] == [[[0, 1, 0, 0]]]  # no null count: left out
+
+
+def test_a_number_columns_text_that_stands_out_keeps_the_null_category():
+    """Text in a number column is read as null (unknown: other): when the profile shows it, nulls stand out."""
+    table = _table().astype({"age": object})
+    table.loc[:299, "age"] = "n/a"
+    found, _ = _discover(table, 0)
+    assert found.schema["columns"]["age"]["type"] == "numeric" and found.schema["columns"]["age"]["missing"] == "category"

@@ -35,7 +35,7 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
-from dpsynth.data.discover.nulls import missing_spec
+from dpsynth.data.discover.nulls import NULL_SD, NULL_SHARE, missing_spec
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
     PointMasses,
@@ -153,7 +153,7 @@ class ColumnDiscovery:
         self.first_grid: np.ndarray | None = None  # the first fine histogram's cells (public)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
-        self.quiet_nulls: bool | None = None  # the profile's noisy nulls (and a number column's text) under its cut
+        self.quiet_nulls: bool | None = None  # no noisy null (nor a number column's text) stands out: nulls.py
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -240,7 +240,6 @@ class ColumnDiscovery:
         self.evidence.null = (float(noisy[0]), budget.sd)
         kept = np.where(noisy >= cut, noisy, 0)
         text, dates = int(kept[1]), int(kept[2])
-        self.quiet_nulls = bool(noisy[0] < cut)  # (a number column's text too, below: it is read as null)
         ints, fracs = kept[3:3 + nb], kept[3 + nb:]
         numbers = int(ints.sum() + fracs.sum())
         # noisy non-null rows: the cells past the cut (clipping every cell at 0 would add noise of every empty cell).
@@ -249,6 +248,8 @@ class ColumnDiscovery:
         # oracle (NOT PRIVATE, session 12: the true count plus one cell's noise) moved 11 seen tables' zero-config
         # 2-way L1 by x1.004 (seeds 2-3; resume x0.86/x1.12, planes x0.88/x1.17: a reshuffle): not worth a count.
         self.non_null = float(max(1, text + dates + numbers))
+        # nulls under the cut and under NULL_SHARE of the noisy non-null rows: missing: fill (nulls.py)
+        self.quiet_nulls = bool(noisy[0] < min(cut, max(NULL_SD * budget.sd, NULL_SHARE * self.non_null)))
         self.non_null_sd = budget.sd * math.sqrt(max(1, int(np.count_nonzero(kept[1:]))))
         typed_here = kind is None
         if kind is None:
