@@ -87,11 +87,12 @@ def fill_value(ev: Any, spec: dict):
     inside = points[(points >= lo) & (points < hi)]
     if inside.size:  # a point bin in the median cell: its value
         return _plain(float(inside[0]))
+    median = float(np.clip(median, edges[0], edges[-1]))
     b = int(bin_index(np.array([median]), edges)[0])
-    value = float(whole) if spec.get("integer") else median
-    if int(bin_index(np.array([value]), edges)[0]) != b or not edges[0] <= value <= edges[-1]:
-        value = float(np.clip(median, edges[0], edges[-1]))
-    return _plain(value)
+    # the shortest number in the median's bin (9.92 rather than 9.920000076293944): only its bin is encoded
+    tries = [float(whole)] if spec.get("integer") else [float(f"{median:.{d}g}") for d in range(1, 17)]
+    same = [v for v in tries if edges[0] <= v <= edges[-1] and int(bin_index(np.array([v]), edges)[0]) == b]
+    return _plain(same[0] if same else median)
 
 
 def _plain(x: float):
