@@ -561,9 +561,8 @@ MUTANTS += [
          tests=["tests/data/test_discover_margins.py::test_a_flag_gains_no_2_from_a_margin_bucket_at_its_noise"]),
     dict(id="discover-nulls-true-count", file=DCOL,
          why="issue 27 (missing: fill): whether a column's nulls stand out decided on its true null count",
-         old="        self.quiet_nulls = bool(noisy[0] < min(cut, max(NULL_SD * budget.sd, NULL_SHARE * self.non_null)))",
-         new=("        self.quiet_nulls = bool(self.profile.profile_counts(edges)[0] < min(cut, max(NULL_SD * budget.sd, "
-              "NULL_SHARE * self.non_null)))"),
+         old="        self.quiet_nulls = bool(noisy[0] < min(cut, NULL_SD * budget.sd))",
+         new="        self.quiet_nulls = bool(self.profile.profile_counts(edges)[0] < min(cut, NULL_SD * budget.sd))",
          tests=[T_NULLS]),
     dict(id="discover-fill-true-mode", file="dpsynth/data/discover/nulls.py",
          why="issue 27 (missing: fill): a categorical column's fill value is its true most common value",

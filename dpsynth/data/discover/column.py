@@ -35,7 +35,7 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
-from dpsynth.data.discover.nulls import NULL_SD, NULL_SHARE, missing_spec
+from dpsynth.data.discover.nulls import NULL_SD, missing_spec
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
     PointMasses,
@@ -248,8 +248,8 @@ class ColumnDiscovery:
         # oracle (NOT PRIVATE, session 12: the true count plus one cell's noise) moved 11 seen tables' zero-config
         # 2-way L1 by x1.004 (seeds 2-3; resume x0.86/x1.12, planes x0.88/x1.17: a reshuffle): not worth a count.
         self.non_null = float(max(1, text + dates + numbers))
-        # nulls under the cut and under NULL_SHARE of the noisy non-null rows: missing: fill (nulls.py)
-        self.quiet_nulls = bool(noisy[0] < min(cut, max(NULL_SD * budget.sd, NULL_SHARE * self.non_null)))
+        # nulls under the cut and under NULL_SD sds: missing: fill (nulls.py)
+        self.quiet_nulls = bool(noisy[0] < min(cut, NULL_SD * budget.sd))
         self.non_null_sd = budget.sd * math.sqrt(max(1, int(np.count_nonzero(kept[1:]))))
         typed_here = kind is None
         if kind is None:

@@ -10,7 +10,7 @@ college_distance, phone_churn and credit; null cells added to german_health's ha
 
 The decision reads the profile's NOISY counts only (post-processing): when the null cell (and, for a number
 column, the text cell, as such text is read as null) does not stand out of the noise (the profile's block cut, as
-every other profile decision, and :data:`NULL_SD` / :data:`NULL_SHARE`), the column gets ``missing: fill`` with a value read off noisy counts: the kept
+every other profile decision, and :data:`NULL_SD` sds), the column gets ``missing: fill`` with a value read off noisy counts: the kept
 category with the largest noisy count, or, for a number column, the value of the fine histogram's noisy median
 (a point value when one lies in that cell).  A null row (below the cut, so few) is then encoded as that value:
 no refusal, and a row's code still depends on that row and the public schema only.  A column whose profile was
@@ -26,16 +26,17 @@ import numpy as np
 
 from dpsynth.data.schema import bin_index
 
-__all__ = ["NULL_SD", "NULL_SHARE", "missing_spec"]
+__all__ = ["NULL_SD", "missing_spec"]
 
-NULL_SD, NULL_SHARE = 2.0, 0.01
-"""A column gets ``missing: fill`` only when its noisy null count is under the profile's cut AND under
-max(NULL_SD sds, NULL_SHARE of its noisy non-null rows): on a small table the cut is a large share of the rows
-(pums_null, 1,948 rows: cut 146 (sd 32), 68-132 nulls in every column), and the cut alone folded those nulls into
-values: 2-way L1 x1.43 / x1.40 (seeds 2 / 3), wvs_usa x1.06 / x1.09.  With this bound pums_null x1.00 / x1.04,
-wvs_usa x1.03 / x1.02, and over 15 seen tables x0.957 (the cut alone x0.973); a column with no null keeps the
-null category when its noise passes 2 sds (5 of 351 null-free column-seeds of those tables, seeds 2 / 3; the cut
-alone 1), and 17 of 64 column-seeds with nulls (1 to 153 of them) fold them into a value (the cut alone 43)."""
+NULL_SD = 2.0
+"""A column gets ``missing: fill`` only when its noisy null count is under the profile's cut AND under NULL_SD sds
+of its noise: on a small table the cut is a large share of the rows (pums_null, 1,948 rows: cut 146, sd 32, 68-132
+nulls in every column), and the cut alone folded those nulls into values: 2-way L1 x1.43 / x1.40 (seeds 2 / 3),
+wvs_usa x1.06 / x1.09.  Measured over 15 seen tables, seeds 2-5 (geometric mean of after / before): the cut alone
+x0.973 (seeds 2 / 3 only), max(2 sds, 1% of the noisy non-null rows) x0.962 (nasscds x1.02: its 153 nulls of
+injSeverity, 0.6%, folded), 2 sds x0.955 (pums_null x1.03, nasscds x0.93).  On those tables (seeds 2 / 3) 9 of 351
+null-free column-seeds keep the null category (their noise passed 2 sds; the cut alone: 1), and 14 of 64 with
+nulls (1 to 132 of them) fold them into a value (the cut alone: 43)."""
 
 
 def missing_spec(col: Any, spec: dict) -> dict:
