@@ -75,7 +75,7 @@ def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Viol
         problems: list[tuple[str, np.ndarray]] = []
         folded: list[tuple[str, np.ndarray]] = []
         if spec.fill is not None:
-            folded.append((f"null (empty) value, read as the fill value {spec.fill!r}", isnull))
+            folded.append((f"null (empty), read as the fill value {spec.fill!r}", isnull))
         elif not spec.missing:
             problems.append(("null (empty) value; declare 'missing: category' to keep them", isnull))
         if isinstance(spec, CategoricalColumn):
