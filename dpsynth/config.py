@@ -27,6 +27,7 @@ from dpsynth.data.schema import (
     IntegerColumn,
     NumericColumn,
     lattice_gaps,
+    with_fill,
 )
 from dpsynth.data.timestamps import UNITS, calendar_edges, check_format, parse_instant
 from dpsynth.errors import ConfigError
@@ -170,7 +171,8 @@ class ColumnDocument(TypedDict, total=False):
     """One ``schema.columns`` entry as :meth:`Config.build` takes it (docs/config.md, "schema"): ``type`` is
     ``categorical`` (``categories``), ``numeric`` (``lower``/``upper``/``bins`` or ``edges``; ``integer``),
     ``integer`` (``lower``/``upper``) or ``datetime`` (``lower``/``upper`` with ``bins`` or ``unit``, or
-    ``edges``; ``format``); ``missing`` is ``error`` (default) or ``category``."""
+    ``edges``; ``format``); ``missing`` is ``error`` (default), ``category`` or ``fill`` (with ``fill``: the value
+    a null is read as)."""
 
     type: Literal["categorical", "numeric", "integer", "datetime"]
     categories: Sequence[str | int | float]
@@ -181,7 +183,8 @@ class ColumnDocument(TypedDict, total=False):
     integer: bool
     unit: str
     format: str
-    missing: Literal["error", "category"]
+    missing: Literal["error", "category", "fill"]
+    fill: str | int | float
 
 
 # ----------------------------------------------------------------------------- schema
@@ -221,12 +224,12 @@ def _step(value: Any, integral: bool, path: str) -> float:
 def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     spec = _mapping(spec, path)
     kind = _choice(spec.get("type"), ("numeric", "integer", "categorical", "datetime"), f"{path}.type")
-    missing = _choice(spec.get("missing", "error"), ("error", "category"), f"{path}.missing")
+    missing = _choice(spec.get("missing", "error"), ("error", "category", "fill"), f"{path}.missing")
     has_null = missing == "category"
     if kind == "datetime":
-        return _datetime_column(name, spec, has_null, path)
+        return with_fill(_datetime_column(name, spec, has_null, path), spec, path)
     if kind == "numeric":
-        _no_extra(spec, {"type", "lower", "upper", "bins", "edges", "missing", "integer", "step"}, path)
+        _no_extra(spec, {"type", "lower", "upper", "bins", "edges", "missing", "fill", "integer", "step"}, path)
         integral = spec.get("integer", False)
         if not isinstance(integral, bool):
             raise ConfigError(f"{path}.integer: expected true or false, got {integral!r}")
@@ -258,9 +261,10 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
             i = gaps[0]
             raise ConfigError(f"{path}: bin {i} [{edges[i]:g}, {edges[i + 1]:g}] holds no multiple of step {step:g}; "
                               "move its edges or use fewer bins")
-        return NumericColumn(name, tuple(float(e) for e in edges), missing=has_null, integral=integral, step=step)
+        return with_fill(NumericColumn(name, tuple(float(e) for e in edges), missing=has_null, integral=integral,
+                                       step=step), spec, path)
     if kind == "integer":
-        _no_extra(spec, {"type", "lower", "upper", "missing"}, path)
+        _no_extra(spec, {"type", "lower", "upper", "missing", "fill"}, path)
         for key in ("lower", "upper"):
             if key not in spec:
                 raise ConfigError(f"{path}.{key}: required for an integer column")
@@ -268,8 +272,8 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
         hi = _int(spec["upper"], f"{path}.upper")
         if hi < lo:
             raise ConfigError(f"{path}.upper: must be >= lower ({hi} < {lo})")
-        return IntegerColumn(name, lo, hi, missing=has_null)
-    _no_extra(spec, {"type", "categories", "missing"}, path)
+        return with_fill(IntegerColumn(name, lo, hi, missing=has_null), spec, path)
+    _no_extra(spec, {"type", "categories", "missing", "fill"}, path)
     cats = spec.get("categories")
     if not isinstance(cats, list) or not cats:
         raise ConfigError(f"{path}.categories: expected a non-empty list")
@@ -280,12 +284,12 @@ def _column(name: str, spec: Any, unknown: str, path: str) -> ColumnSpec:
     if len(set(labels)) != len(labels):
         dup = next(x for x in labels if labels.count(x) > 1)
         raise ConfigError(f"{path}.categories: duplicate category {dup!r}")
-    return CategoricalColumn(name, tuple(cats), missing=has_null, other=unknown == "other")
+    return with_fill(CategoricalColumn(name, tuple(cats), missing=has_null, other=unknown == "other"), spec, path)
 
 
 def _datetime_column(name: str, spec: Mapping[str, Any], has_null: bool, path: str) -> DatetimeColumn:
     """A datetime column: ISO ``edges``, or ``lower``/``upper`` with equal-width ``bins`` or calendar ``unit`` bins."""
-    _no_extra(spec, {"type", "lower", "upper", "bins", "unit", "edges", "format", "missing"}, path)
+    _no_extra(spec, {"type", "lower", "upper", "bins", "unit", "edges", "format", "missing", "fill"}, path)
     fmt = check_format(spec["format"], f"{path}.format") if "format" in spec else None
     if "edges" in spec:
         if any(k in spec for k in ("lower", "upper", "bins", "unit")):

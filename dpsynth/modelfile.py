@@ -87,6 +87,8 @@ def config_document(cfg: Config) -> dict:
             spec = {"type": "categorical", "categories": list(c.categories)}
         if c.missing:
             spec["missing"] = "category"
+        elif c.fill is not None:
+            spec.update({"missing": "fill", "fill": c.fill})
         cols[c.name] = spec
     p = cfg.privacy
     return {

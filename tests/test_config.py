@@ -72,7 +72,7 @@ def test_valid_config_parses(tiny_raw_config):
         ("schema.columns.count.upper", 0, "schema.columns.count.upper: must be >= lower (0 < 1)"),
         ("schema.columns.color.categories", [], "schema.columns.color.categories: expected a non-empty list"),
         ("schema.columns.color.categories", ["a", "a"], "schema.columns.color.categories: duplicate category 'a'"),
-        ("schema.columns.color.missing", "drop", "schema.columns.color.missing: must be one of error, category, got 'drop'"),
+        ("schema.columns.color.missing", "drop", "schema.columns.color.missing: must be one of error, category, fill, got 'drop'"),
         ("schema.unknown", "ignore", "schema.unknown: must be one of error, other, got 'ignore'"),
         ("schema.columns", {}, "schema.columns: expected a non-empty mapping of column name to spec"),
         ("limits.max_cells", 0, "limits.max_cells: must be >= 1, got 0"),
@@ -210,3 +210,43 @@ def test_build_column_errors_are_the_yaml_ones(tiny_raw_config):
     columns = {**tiny_raw_config["schema"]["columns"], "size": {"type": "numeric", "lower": 5, "upper": 1, "bins": 2}}
     with pytest.raises(ConfigError, match=re.escape("schema.columns.size.upper: must be greater than lower (1 <= 5)")):
         Config.build(columns=columns, epsilon=1.0)
+
+
+# ------------------------------------------------------------------------ missing: fill (issue 27)
+def _fill_raw(column: dict) -> dict:
+    return {"schema": {"columns": {"c": column}}, "privacy": {"epsilon": 1.0}}
+
+
+@pytest.mark.parametrize(("column", "fill", "code"), [
+    ({"type": "categorical", "categories": ["no", "yes"], "fill": "yes"}, "yes", 1),
+    ({"type": "categorical", "categories": [0, 1], "fill": "1"}, 1, 1),  # the label as written: 1 stays an int
+    ({"type": "numeric", "lower": 0, "upper": 10, "bins": 5, "fill": 3.5}, 3.5, 1),
+    ({"type": "numeric", "edges": [0, 1, 1, 5], "fill": 1}, 1.0, 1),  # the point bin
+    ({"type": "integer", "lower": 1, "upper": 4, "fill": 4}, 4, 3),
+])
+def test_missing_fill_parses_and_has_no_null_code(column, fill, code):
+    from dpsynth.data.schema import null_code
+    from dpsynth.modelfile import config_document
+
+    col = parse_config(_fill_raw({**column, "missing": "fill"})).domain.columns[0]
+    assert col.fill == fill and not col.missing and "null" not in col.labels() and null_code(col) == code
+    doc = config_document(parse_config(_fill_raw({**column, "missing": "fill"})))
+    assert doc["schema"]["columns"]["c"]["missing"] == "fill" and doc["schema"]["columns"]["c"]["fill"] == fill
+    assert parse_config(doc).domain.columns[0] == col  # the written config reads back to the same column
+
+
+@pytest.mark.parametrize(("column", "message"), [
+    ({"type": "categorical", "categories": ["a"], "missing": "fill"}, "schema.columns.c.fill: 'missing: fill' needs"),
+    ({"type": "categorical", "categories": ["a"], "fill": "a"}, "schema.columns.c.fill: only with 'missing: fill'"),
+    ({"type": "categorical", "categories": ["a"], "missing": "category", "fill": "a"}, "only with 'missing: fill'"),
+    ({"type": "categorical", "categories": ["a"], "missing": "fill", "fill": "b"}, "'b' is not one of the declared"),
+    ({"type": "numeric", "lower": 0, "upper": 1, "bins": 2, "missing": "fill", "fill": 2}, "outside the column's range"),
+    ({"type": "numeric", "lower": 0, "upper": 1, "bins": 2, "missing": "fill", "fill": "x"}, "expected a number"),
+    ({"type": "integer", "lower": 0, "upper": 3, "missing": "fill", "fill": 1.5}, "expected an integer in [0, 3]"),
+    ({"type": "datetime", "lower": "2020-01-01", "upper": "2021-01-01", "bins": 2, "missing": "fill",
+      "fill": "2020-06-01"}, "'fill' is not available for datetime columns"),
+    ({"type": "integer", "lower": 0, "upper": 3, "missing": "zero"}, "schema.columns.c.missing"),
+])
+def test_missing_fill_errors(column, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_config(_fill_raw(column))

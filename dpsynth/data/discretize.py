@@ -20,6 +20,7 @@ from dpsynth.data.schema import (
     IntegerColumn,
     NumericColumn,
     bin_index,
+    null_code,
 )
 from dpsynth.data.timestamps import format_instants, instant_text, instants, resolution
 from dpsynth.errors import DataError
@@ -71,7 +72,7 @@ def encode(table: pd.DataFrame, domain: Domain, *, unknown: str = "error") -> np
 
 def _null_codes(col: pd.Series, spec: ColumnSpec) -> np.ndarray:
     isnull = col.isna().to_numpy()
-    if isnull.any() and not spec.missing:
+    if isnull.any() and null_code(spec) is None:
         raise DataError(
             f"column '{spec.name}' has null values; declare 'missing: category' in its schema "
             "to keep them"
@@ -99,8 +100,9 @@ def encode_column(col: pd.Series, spec: ColumnSpec, unknown: str) -> np.ndarray:
     else:
         values, isnull = column_numbers(col, spec, isnull, unknown)
         out = encode_numbers(values, isnull, spec, unknown)
-    if spec.missing:
-        out[isnull] = spec.size - 1
+    code = null_code(spec)  # the null category, or the fill value's code under missing: fill
+    if code is not None:
+        out[isnull] = code
     return out
 
 
@@ -108,9 +110,10 @@ def column_numbers(col: pd.Series, spec: ColumnSpec, isnull: np.ndarray, unknown
     """(float values, isnull) of a numeric, integer or datetime column (seconds for datetimes), as encoded."""
     if isinstance(spec, DatetimeColumn):
         return _datetime_values(col, spec, isnull, unknown)
-    if unknown == "other" and spec.missing:
+    if unknown == "other" and null_code(spec) is not None:
         # a value the schema cannot place as a number (stray text, a boolean) is a missing value: a release
-        # on a discovered schema never refuses because of one row's text (issue 27)
+        # on a discovered schema never refuses because of one row's text (issue 27); under missing: fill it
+        # is read as the fill value
         values = _lenient_numbers(col)
         return values, isnull | np.isnan(values)
     return _as_numbers(col, spec.name), isnull
@@ -141,7 +144,7 @@ def _range_text(spec: ColumnSpec) -> str:
 def encode_numbers(values: np.ndarray, isnull: np.ndarray, spec: ColumnSpec, unknown: str) -> np.ndarray:
     """Codes of a numeric or integer column from its float values (NaN where ``isnull``).
 
-    Null rows get code 0 here; the caller puts them in the missing category.
+    Null rows get code 0 here; the caller puts them in the missing category (or the fill value's code).
     Shared with the streaming engine, which parses numbers with Arrow.
     """
     if isinstance(spec, IntegerColumn):

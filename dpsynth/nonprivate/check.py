@@ -74,7 +74,9 @@ def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Viol
         isnull = col.isna().to_numpy()
         problems: list[tuple[str, np.ndarray]] = []
         folded: list[tuple[str, np.ndarray]] = []
-        if not spec.missing:
+        if spec.fill is not None:
+            folded.append((f"null (empty), read as the fill value {spec.fill!r}", isnull))
+        elif not spec.missing:
             problems.append(("null (empty) value; declare 'missing: category' to keep them", isnull))
         if isinstance(spec, CategoricalColumn):
             labels = col.astype("string").to_numpy(dtype=object, na_value=None)
@@ -91,8 +93,9 @@ def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Viol
         else:
             values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             text = np.isnan(values) & ~isnull
-            if other and spec.missing:  # as encode_column: text the schema cannot place is a missing value
-                folded.append(("not a number, read as missing", text))
+            if other and (spec.missing or spec.fill is not None):  # as encode_column: text is a missing value
+                folded.append(("not a number, read as missing" if spec.missing else
+                               f"not a number, read as the fill value {spec.fill!r}", text))
             else:
                 problems.append(("not a number", text))
             ok = ~isnull & ~text

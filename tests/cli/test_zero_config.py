@@ -128,12 +128,14 @@ def test_one_stray_row_never_changes_the_exit_status_or_the_schema_shape(runner,
 def test_a_table_of_one_column_gets_its_one_way_marginal(runner, tmp_path):
     """Zero-config's default workload is all 2-way marginals; a table of one column used to stop with "k: must be
     <= the number of columns (1)" after discovery had spent its share.  Its config now asks for k 1."""
-    table = pd.DataFrame({"x": np.random.default_rng(0).integers(0, 50, 400)})
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"x": np.where(rng.random(400) < 0.25, np.nan, rng.integers(0, 50, 400))})
     res, out = _release(runner, tmp_path, table, "--epsilon", "1")
     assert res.exit_code == 0, res.stderr
     written = yaml.safe_load(out.with_name(out.name + ".config.yaml").read_text())
     assert written["workload"] == {"marginals": {"k": 1}}
-    rows = pd.read_csv(out)  # n is public here: 400 rows, its few nulls written "" (a blank line would be skipped)
+    # (a quarter null: the null value stays; without nulls discovery gives the column missing: fill, no null code)
+    rows = pd.read_csv(out)  # n is public here: 400 rows, its nulls written "" (a blank line would be skipped)
     assert len(rows) == 400 and rows["x"].isna().any()
 
 
@@ -173,3 +175,26 @@ def test_evaluate_with_a_discovering_config_points_to_the_written_one(runner, ro
     assert res.stderr == (f"dpsynth: error: {cfg} discovers its schema at release time (schema.discover), so it "
                           "cannot bin the tables; evaluate with the configuration that release wrote "
                           "(<output>.config.yaml)\n")
+
+
+def test_a_null_free_column_is_released_without_nulls_and_its_config_reads_nulls_as_the_fill(runner, tmp_path):
+    """Issue 27: discovery gives the null-free columns ``missing: fill`` (no null code: no synthetic null), the
+    written config and the report's learned notes say which value a null is read as, and that config releases a
+    table with nulls and stray text in those columns without a refusal."""
+    res, out = _release(runner, tmp_path, _raw_table(), "--epsilon", "1")
+    assert res.exit_code == 0, res.stderr
+    conf = out.with_name(out.name + ".config.yaml")
+    cols = yaml.safe_load(conf.read_text())["schema"]["columns"]
+    assert cols["state"]["missing"] == "fill" and cols["state"]["fill"] == "alive"
+    assert cols["year"]["missing"] == "fill" and "fill" in cols["year"]
+    report = json.loads(out.with_name(out.name + ".report.json").read_text())
+    learned = report["privacy"]["discovery"]["columns"]["state"]["learned"]
+    assert "missing: fill (no nulls stood out of the noise: a null is encoded as 'alive')" in learned
+    rows = pd.read_csv(out)
+    assert not rows[["year", "amount", "state", "group"]].isna().any().any()
+    again = _raw_table(seed=1).astype({"year": object})
+    again.loc[10:19, "state"] = None
+    again.loc[20:29, "year"] = "unknown"
+    res, out2 = _release(runner, tmp_path, again, "-c", str(conf), name="again.csv")
+    assert res.exit_code == 0, res.stderr
+    assert not pd.read_csv(out2)[["year", "state"]].isna().any().any()

@@ -57,7 +57,7 @@ def test_zero_config_release_reuses_the_discovery_histograms(monkeypatch):
     orig = mwem_pgm.estimate
     monkeypatch.setattr(mwem_pgm, "estimate", lambda sizes, ms, **kw: seen.append(list(ms)) or orig(sizes, ms, **kw))
     rng = np.random.default_rng(0)
-    table = pd.DataFrame({"age": rng.integers(18, 90, 4000), "colour": rng.choice(["red", "blue", "green"], 4000),
+    table = pd.DataFrame({"age": rng.integers(18, 90, 4000), "colour": rng.choice(["red", "blue", "green"], 4000, p=[0.6, 0.3, 0.1]),
                           "income": np.where(rng.random(4000) < 0.2, np.nan, rng.lognormal(10, 1, 4000))})
     result = release(table, zero_config(1.0, 1e-6), rng=1)
     assert len(result.synthetic) > 0 and seen

@@ -480,6 +480,7 @@ T_SMALL = "tests/data/test_discover_smallints.py::test_the_integers_are_charged_
 REP = "dpsynth/report.py"
 T_SEL = ["tests/privacy/test_selection.py"]
 T_DISC = ["tests/data/test_discover.py"]
+T_NULLS = "tests/data/test_discover_nulls.py::test_the_missing_decision_and_fill_are_read_off_noisy_counts_only"
 T_ONE = ["tests/test_discover_release.py"]
 MUTANTS += [
     dict(id="partition-threshold-one-lower", file=SEL, why="threshold T one lower: a single-row value appears with probability e^ε·δ",
@@ -558,6 +559,17 @@ MUTANTS += [
          old="    passed = np.flatnonzero(np.cumsum(count) >= FEW_MARGIN_SD * np.sqrt(np.cumsum(sd**2)))\n",
          new="    passed = np.flatnonzero(np.cumsum(count) >= 2.0 * np.sqrt(np.cumsum(sd**2)))\n",
          tests=["tests/data/test_discover_margins.py::test_a_flag_gains_no_2_from_a_margin_bucket_at_its_noise"]),
+    dict(id="discover-nulls-true-count", file=DCOL,
+         why="issue 27 (missing: fill): whether a column's nulls stand out decided on its true null count",
+         old="        self.quiet_nulls = bool(noisy[0] < min(cut, NULL_SD * budget.sd))",
+         new="        self.quiet_nulls = bool(self.profile.profile_counts(edges)[0] < min(cut, NULL_SD * budget.sd))",
+         tests=[T_NULLS]),
+    dict(id="discover-fill-true-mode", file="dpsynth/data/discover/nulls.py",
+         why="issue 27 (missing: fill): a categorical column's fill value is its true most common value",
+         old="    value = fill_value(col.evidence, spec)\n",
+         new=("    value = fill_value(col.evidence, spec) if spec.get('type') != 'categorical' else "
+              "(lambda lab, c: str(lab[int(np.argmax(c))]))(*col.profile.value_counts())\n"),
+         tests=[T_NULLS]),
     dict(id="discover-margins-no-threshold", file="dpsynth/data/discover/zoom.py",
          why="issue 27 (few integers): a margin bucket reached whenever its noisy counts are positive (no cut: noise "
              "alone widens the bounds)",

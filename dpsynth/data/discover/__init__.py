@@ -79,7 +79,8 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 masses' counts) are kept as :class:`~dpsynth.data.discover.evidence.Evidence`; a release on the discovered schema hands them to its
 estimator as 1-way linear measurements (post-processing: no further privacy cost).
 
-Nulls are always representable (``missing: category`` unless hinted).  The schema has ``unknown: other``:
+Nulls are always representable: ``missing: category``, or ``missing: fill`` when the profile's noisy null count
+does not stand out (:mod:`~dpsynth.data.discover.nulls`), unless hinted.  The schema has ``unknown: other``:
 values outside the released categories go to the other-bucket, numbers outside the bounds are clamped to the end
 bins, and a value a numeric column cannot read (text) is missing — never a refusal that depends on one row.
 """

@@ -36,6 +36,7 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
+from dpsynth.data.discover.nulls import NULL_SD, missing_spec
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
     PointMasses,
@@ -154,6 +155,7 @@ class ColumnDiscovery:
         self.coarser: tuple = ()  # (edges, noisy counts, sd) measured apart from the last fine cells (fuse.py)
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
+        self.quiet_nulls: bool | None = None  # no noisy null (nor a number column's text) stands out: nulls.py
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -161,9 +163,7 @@ class ColumnDiscovery:
         the stage less or more: the profile's outputs say what it needs)."""
         h = self.hint
         self.kind, self.integral = h.type, (True if h.type == "integer" else h.integer)
-        self.missing = h.missing or "category"  # nulls are always representable unless the user says otherwise
-        if h.missing is None:
-            self.learned.append("missing: category (a discovered schema always has room for nulls)")
+        self.missing = h.missing or "category"  # nulls are always representable: as a category or a fill (nulls.py)
         self.bounds = (h.lower, h.upper) if h.lower is not None else None
         if self.kind is None or (self.kind != "categorical" and (self.bounds is None or self.integral is None)):
             first, budget = budget.split(PROFILE_SHARE)
@@ -195,7 +195,7 @@ class ColumnDiscovery:
             if found is None:  # an integer identifier (ident.py): left out
                 return None
             spec = lattice_settle(self, found, h.bins or self.spec.bins)
-        spec["missing"] = self.missing
+        spec.update(missing_spec(self, spec))  # missing: category, or fill when no null stood out (nulls.py)
         return spec
 
     def screen(self, budget: ColumnBudget) -> bool:
@@ -229,7 +229,8 @@ class ColumnDiscovery:
             sel = sel.again(more)
         self.learned.extend(sel.learned)
         cats = self._kept(sel)
-        return None if cats is None else {"type": "categorical", "categories": cats, "missing": self.missing}
+        spec = None if cats is None else {"type": "categorical", "categories": cats}
+        return None if spec is None else {**spec, **missing_spec(self, spec)}
 
     # -- step 1: the profile histogram (kind and coarse bounds in one measurement)
     def _profile(self, budget: ColumnBudget, kind, integral):
@@ -249,6 +250,8 @@ class ColumnDiscovery:
         # oracle (NOT PRIVATE, session 12: the true count plus one cell's noise) moved 11 seen tables' zero-config
         # 2-way L1 by x1.004 (seeds 2-3; resume x0.86/x1.12, planes x0.88/x1.17: a reshuffle): not worth a count.
         self.non_null = float(max(1, text + dates + numbers))
+        # nulls under the cut and under NULL_SD sds: missing: fill (nulls.py)
+        self.quiet_nulls = bool(noisy[0] < min(cut, NULL_SD * budget.sd))
         self.non_null_sd = budget.sd * math.sqrt(max(1, int(np.count_nonzero(kept[1:]))))
         typed_here = kind is None
         if kind is None:
@@ -294,6 +297,7 @@ class ColumnDiscovery:
             self.learned.append(f"type categorical after all: noisy text holds {kept[1] / self.non_null:.0%} of the "
                                 f"non-null rows beside a few integers in [{lo:g}, {hi:g})")
             return "categorical", integral, None
+        self.quiet_nulls = self.quiet_nulls and int(kept[1]) == 0  # a number column's text is read as null
         self._skew(ext, ints + fracs, numbers, lo, hi, bool(integral))
         self.learned.append(f"coarse range [{lo:g}, {hi:g}) (noisy logarithmic buckets)")
         return kind, integral, (lo, hi)

@@ -11,17 +11,20 @@ Only exact answers are reused: an inner bin is a query when every fine cell it m
 are cell edges; the end bins are left out, as encoding clamps into them values beyond the cells, which no cell
 measured: a binary column whose zeros fell outside the coarse range had its ones counted as its first bin), and a
 kept category is used only when its noisy count clears the smallest kept count by two standard deviations,
-where the selection's bias (a released count is one that passed a threshold) is negligible.
+where the selection's bias (a released count is one that passed a threshold) is negligible.  Under
+``missing: fill`` (no null cell; discover/nulls.py) the fill value's code also holds the few nulls: the profile's
+noisy null count is added to the answer that counts it, never a query of a null cell.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, IntegerColumn, NumericColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, IntegerColumn, NumericColumn, null_code
 
 __all__ = ["Evidence", "one_way_queries"]
 
@@ -87,6 +90,26 @@ def one_way_queries(ev: Evidence, column: ColumnSpec) -> list[tuple[np.ndarray, 
                 q = np.zeros((1, size))
                 q[0, b] = 1.0
                 out.append((q, np.array([float(count)]), float(sd)))
+    return _with_fill(out, ev, column) if column.fill is not None and not column.missing else out
+
+
+def _with_fill(queries, ev: Evidence, column: ColumnSpec) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Under ``missing: fill`` the fill value's code holds its value's rows and the nulls (fewer than the
+    profile's cut; discover/nulls.py): a row of a query that counts that code answers the value's rows only, so
+    it gets the noisy null count added (weighted as the row weighs the code; the two noises' variances add) and
+    becomes a query of its own.  Without a noisy null count such rows are left out."""
+    code = null_code(column)
+    out = []
+    for q, v, sd in queries:  # loop over the (few) queries
+        hit = q[:, code] != 0
+        if hit.any() and (~hit).any():
+            out.append((q[~hit], v[~hit], sd))
+        elif not hit.any():
+            out.append((q, v, sd))
+        if hit.any() and ev.null is not None:
+            for i in np.flatnonzero(hit):  # at most one row of a query counts the code (its bins are disjoint)
+                c = float(q[i, code])
+                out.append((q[i:i + 1], np.array([v[i] + c * ev.null[0]]), math.hypot(sd, c * ev.null[1])))
     return out
 
 

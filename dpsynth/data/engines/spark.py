@@ -43,7 +43,7 @@ from dpsynth.data.counts import CachedCounts
 from dpsynth.data.discover.tables import ScannedTable
 from dpsynth.data.discretize import category_numbers, encode_column
 from dpsynth.data.io import table_format
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, IntegerColumn, null_code
 from dpsynth.errors import DataError, DpsynthError, EngineError, InputMissingError
 
 __all__ = ["SparkCounts", "SparkDiscoveryTable", "spark_available"]
@@ -322,16 +322,16 @@ class SparkCounts(CachedCounts):
                 code, rules = _categorical(F, spec, spec.name, dtype, isnull)
             elif isinstance(spec, DatetimeColumn):  # breaks no rule (check_engine): the numpy encoder, per batch
                 code, rules = _datetime_code(F, spec, unknown), {}
-            elif dtype == "boolean" and unknown == "other" and spec.missing:
+            elif dtype == "boolean" and unknown == "other" and null_code(spec) is not None:
                 code, rules, isnull = F.lit(0), {}, F.lit(True)
             elif dtype == "boolean":
                 code, rules = F.lit(0), {"values are not numbers": F.lit(True)}
             else:
                 code, rules = _numeric(F, spec, _q(spec.name), dtype, isnull, unknown)
-                if unknown == "other" and spec.missing:  # unplaceable values are missing (as in discretize)
+                if unknown == "other" and null_code(spec) is not None:  # unplaceable values are missing (discretize)
                     isnull = isnull | rules.pop("has non-numeric values")
-            if spec.missing:
-                code = F.when(isnull, F.lit(spec.size - 1)).otherwise(code)
+            if null_code(spec) is not None:  # the null category, or the fill value's code under missing: fill
+                code = F.when(isnull, F.lit(null_code(spec))).otherwise(code)
             else:
                 flags.append((j, "has null values", isnull))
             codes.append(code)

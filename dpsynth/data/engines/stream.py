@@ -45,7 +45,7 @@ from dpsynth.data.counts import CachedCounts
 from dpsynth.data.discover.tables import ScannedTable
 from dpsynth.data.discretize import check_columns, encode_column, encode_numbers
 from dpsynth.data.io import arrow_to_pandas, table_format
-from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain
+from dpsynth.data.schema import CategoricalColumn, ColumnSpec, DatetimeColumn, Domain, null_code
 from dpsynth.data.source import DEFAULT, InputOptions, ragged_message
 from dpsynth.errors import DataError, InputMissingError
 from dpsynth.progress import Progress, no_progress
@@ -314,17 +314,19 @@ class _BatchEncoder:
                 arr = pc.cast(arr, pa.string())  # "1", as pandas' astype("string") writes it
             elif not (pa.types.is_string(t) or pa.types.is_large_string(t)):
                 return None
-            if arr.null_count and not spec.missing:
+            code = null_code(spec)  # the null category's, or the fill value's under missing: fill
+            if arr.null_count and code is None:
                 return None
             idx = pc.index_in(arr, value_set=self.labels[j])
             if idx.null_count != arr.null_count:  # undeclared labels: the full rules decide
                 return None
-            idx = idx.fill_null(spec.size - 1) if arr.null_count else idx
+            idx = idx.fill_null(code) if arr.null_count else idx
             return idx.to_numpy(zero_copy_only=False).astype(np.int64)
         if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
                 or pa.types.is_floating(t)):
             return None
-        if arr.null_count and not spec.missing:
+        code = null_code(spec)
+        if arr.null_count and code is None:
             return None
         try:
             values = pc.cast(arr, pa.float64())
@@ -335,7 +337,8 @@ class _BatchEncoder:
         if not np.isfinite(values[~isnull]).all():
             return None
         out = encode_numbers(values, isnull, spec, self.unknown)
-        out[isnull] = spec.size - 1
+        if code is not None:
+            out[isnull] = code
         return out
 
     def raise_first(self) -> None:
