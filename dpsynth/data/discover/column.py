@@ -32,6 +32,7 @@ from dpsynth.data.discover.noise import (
     coarse_grid,
     fine_cells,
     log_cells,
+    plain,
     quantile_edges,
     support,
     window_sums,
@@ -125,11 +126,6 @@ its bounds keep the integers its profile showed); a categorical column, a probe 
 
 OTHER_ONLY = "__none__"
 """The placeholder category of a column none of whose values passed partition selection."""
-
-
-def plain(x: float):
-    """An integral float as an int (for YAML), anything else as a float."""
-    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
 
 
 class ColumnDiscovery:

@@ -28,7 +28,7 @@ from dpsynth.privacy.mechanisms import discrete_gaussian_mechanism, geometric_me
 from dpsynth.privacy.selection import gaussian_partition_selection_mechanism, partition_selection_mechanism
 
 __all__ = ["BUCKET_MISS", "DEFAULT_RANGE", "FEW_CELLS", "FILL", "FINE_CELLS", "FINE_SHARE", "MIN_CELLS", "OUTER_RANGE", "ColumnBudget", "coarse_grid", "column_streams", "fine_cells", "log_cells",
-           "quantile_edges", "support"]
+           "plain", "quantile_edges", "support"]
 
 FINE_CELLS, MIN_CELLS, FILL, FINE_SHARE, FEW_CELLS = 128, 16, 0.5, 0.6, 3
 """The fine histogram of a numeric column: G round cells over its coarse range (one per integer when an
@@ -83,6 +83,11 @@ def column_streams(rng: np.random.Generator, names: list[str]) -> dict[str, np.r
         out[name] = np.random.default_rng([key, len(raw), int.from_bytes(raw, "little")])
     return out
 
+
+
+def plain(x: float):
+    """An integral float as an int (for YAML), anything else as a float."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
 
 @dataclass(frozen=True)
 class ColumnBudget:
