@@ -82,7 +82,8 @@ A second fresh group of the thirteenth session: group ``held-out-15`` (``school_
 ``nafld_cohort``, ``retirement_401k``, ``cricketers``, ``hiv_results``, ``innsbruck_rain``), exported with
 hand-written schemas only and RESERVED for the closing check of issue 27 after ``held-out-14``'s: nobody runs
 ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
-tunes anything on them, before that check.
+tunes anything on them, before that check. (Run once at that check, session 14, main ff10d5e: see
+benchmarks/README.md.)
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -282,7 +283,7 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                          "NLSY infants' pneumonia, 3,470 x 15: months to pneumonia 12 if censored, zero-heavy months"),
     "airfare_routes": ("wooldridge", "airfare", "held-out-14",
                        "US airline routes 1997-2000, 4,596 x 14: route id, fares $, logs and a square, a copy"),
-    # session 13, second group: RESERVED for issue 27's closing check after held-out-14's, never run (zero-config)
+    # session 13, second group: run once at session 14's closing check (main ff10d5e); seen since
     "school_spending": ("wooldridge", "school93_98", "held-out-15",
                         "Michigan elementary schools 1993-1998, 10,668 x 18: district/school ids, 1997 $, logs, 33% null"),
     "doctor_visits_aus": ("Ecdat", "DoctorAUS", "held-out-15",
