@@ -160,3 +160,16 @@ def test_single_cell_ranges_4d():
     for cell in itertools.product((0, 1), repeat=4):
         lo = np.array([cell])
         assert m.range_query_answers(counts, lo, lo)[0] == counts[cell]
+
+
+def test_range_queries_over_many_columns_use_box_sums_with_the_same_answers(monkeypatch):
+    """13 binary columns: 2^13 corners per query exceed CORNERS_MAX, so each query is a box sum; the answers equal
+    the summed-area table's (CORNERS_MAX raised for the comparison) and a brute force on a few queries."""
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 4, size=(2,) * 13)
+    lows, highs = m.random_ranges(counts.shape, 40, rng=rng)
+    boxes = m.range_query_answers(counts, lows, highs)
+    monkeypatch.setattr(m, "CORNERS_MAX", 2**20)
+    assert np.array_equal(boxes, m.range_query_answers(counts, lows, highs))
+    for lo, hi, got in zip(lows[:3], highs[:3], boxes[:3], strict=True):
+        assert got == counts[tuple(slice(a, b + 1) for a, b in zip(lo, hi, strict=True))].sum()
