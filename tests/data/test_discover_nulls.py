@@ -97,3 +97,16 @@ def test_a_number_columns_text_that_stands_out_keeps_the_null_category():
     table.loc[:299, "age"] = "n/a"
     found, _ = _discover(table, 0)
     assert found.schema["columns"]["age"]["type"] == "numeric" and found.schema["columns"]["age"]["missing"] == "category"
+
+
+def test_an_integral_columns_fill_is_an_integer_even_when_its_median_cell_spans_two_bins():
+    """doctor_visits_aus' ``actdays`` (86 % zeros, bins [0, 0.5) and [0.5, 2) of an integral column): the noisy
+    median's fine cell [0, 1) has its middle at 0.5, in the second bin; the fill was 0.5, a value the column never
+    holds.  It is the cell's integer, 0."""
+    from dpsynth.data.discover.nulls import fill_value
+
+    ev = Evidence()
+    ev.cells, ev.cell_counts, ev.cell_sd = np.array([0.0, 1.0, 2.0, 3.0]), np.array([860.0, 80.0, 60.0]), 30.0
+    spec = {"type": "numeric", "edges": [0, 0.5, 2, 3], "integer": True}
+    got = fill_value(ev, spec)
+    assert got == 0 and isinstance(got, int)

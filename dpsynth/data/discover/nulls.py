@@ -88,10 +88,12 @@ def fill_value(ev: Any, spec: dict):
     inside = points[(points >= lo) & (points < hi)]
     if inside.size:  # a point bin in the median cell: its value
         return _plain(float(inside[0]))
+    if spec.get("integer"):  # an integer in the median's cell (its bin may be another: [0, 0.5) holds 0)
+        return _plain(float(np.clip(whole, math.ceil(edges[0]), math.floor(edges[-1]))))
     median = float(np.clip(median, edges[0], edges[-1]))
     b = int(bin_index(np.array([median]), edges)[0])
     # the shortest number in the median's bin (9.92 rather than 9.920000076293944): only its bin is encoded
-    tries = [float(whole)] if spec.get("integer") else [float(f"{median:.{d}g}") for d in range(1, 17)]
+    tries = [float(f"{median:.{d}g}") for d in range(1, 17)]
     same = [v for v in tries if edges[0] <= v <= edges[-1] and int(bin_index(np.array([v]), edges)[0]) == b]
     return _plain(same[0] if same else median)
 
