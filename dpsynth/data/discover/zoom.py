@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from dpsynth.data.discover.noise import ColumnBudget, support
+from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, support
 
 __all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "OUTER_REACH", "TIED", "narrow", "spread", "to_units",
            "widen", "zoom"]
@@ -161,14 +161,16 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
 
 def _reach(lower: float, upper: float) -> tuple[float, float]:
     """How far a widened support may reach into the profile's bucket [``lower``, ``upper``): all of it, but at most
-    :data:`OUTER_REACH` times its edge nearer 0 (only the outer buckets beyond DEFAULT_RANGE are wider than 5/3).
+    :data:`OUTER_REACH` times its edge nearer 0 when it is one of the profile's two outer buckets, beyond
+    DEFAULT_RANGE (1e9 to 1e15); every other bucket whole (the public grid's are at most 5/3 wide, the tail
+    probe's decades 10: tail.py).
 
     Issue 27, session 15: txhousing's ``volume`` (dollar volumes to 2.6e9, a few rows in [1e9, 1e15)) was widened
     to 1e15 on seeds 3 and 4, its top bin [8.2e8, 1e15] decoded evenly; where in an outer bucket its rows lie is
     not known, and a real tail far into it shows in the fine cells themselves (gapminder's GDP to 1.2e13)."""
-    if lower > 0.0:
+    if lower >= DEFAULT_RANGE[1]:
         return lower, min(upper, OUTER_REACH * lower)
-    if upper < 0.0:
+    if upper <= DEFAULT_RANGE[0]:
         return max(lower, OUTER_REACH * upper), upper
     return lower, upper
 
