@@ -262,3 +262,21 @@ def test_the_few_integers_margins_read_noisy_counts_only(monkeypatch, seed):
     again = _discover(_fives(fives_at=4), seed=seed)
     assert replay.i == len(replay.calls)
     assert again.schema == found.schema
+
+
+def test_a_support_widened_into_an_outer_bucket_stops_at_twice_its_inner_edge():
+    """txhousing's ``volume`` (session 15): the profile's support ends in the outer bucket [1e9, 1e15); the fine
+    support ended at 8e8 and the thin tail past it (a few rows to 2.6e9) passes CONFIRM, so the support widened
+    to the cell of 1e15 and the top bin was decoded evenly up to it.  It now stops at the cell of 2e9
+    (OUTER_REACH); a bucket of the public grid (at most 5/3 wide) is reached whole, as before."""
+    grid = np.concatenate([np.geomspace(1e6, 1e15, 28)])  # (logarithmic fine cells, 3 per decade)
+    noisy = np.zeros(grid.size - 1)
+    noisy[:9] = 3000.0
+    noisy[9:11] = 300.0  # (the tail: 1e9 … 1e10 in two cells)
+    found = (0, 8)
+    core = ((1e6, 1.5e6), (1e9, 1e15))
+    _, b = widen(found, grid, core, noisy, _budget(50.0))
+    assert grid[b + 1] >= 2e9 and grid[b] < 2e9
+    grid2 = np.geomspace(1e6, 1e10, 13)
+    _, b2 = widen((0, 8), grid2, ((1e6, 1.5e6), (7e8, 1e9)), np.r_[np.full(9, 3000.0), [300.0] * 3], _budget(50.0))
+    assert grid2[b2 + 1] >= 1e9  # (the public bucket [7e8, 1e9): reached whole)

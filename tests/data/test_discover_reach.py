@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from dpsynth.data.discover import discover_schema, parse_discover
-from dpsynth.data.discover.coarse import ZERO_REACH, coarse_support, decades, mirror, reach_zero
+from dpsynth.data.discover.coarse import ZERO_REACH, coarse_support, decades, isolated, mirror, reach_zero
 from dpsynth.data.discover.noise import BUCKET_MISS, ColumnBudget, coarse_grid
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
@@ -103,3 +103,26 @@ def test_reaching_zero_reads_only_mechanism_outputs(monkeypatch):
     monkeypatch.setattr(mechanisms, "recorder", lambda mech, true, out, info: np.array(next(replay), copy=True))
     found2 = _discover(a.assign(x=a["x"].clip(300, None)), 3)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def test_a_far_window_that_passed_by_chance_is_dropped():
+    """nafld_cohort's ``futime`` on seed 2 (session 15): rows in [200, 7000), and the outer bucket [−1e15, −1e9)
+    at 4.25 sds of pure noise passed as a decade window of its own.  Dropped as isolated (6 decades from the data,
+    1.6 % of its rows); a far cluster holding a share of the rows, and the other side's decades near the data
+    (a signed column), are kept.  Fails before :func:`isolated`."""
+    budget = ColumnBudget.with_scale(65.6, ColumnBudget(1.0, True, 1.0, None, None, "x"))
+    per = np.zeros(EXT.size - 1)
+    body = [_at(v) for v in (200.0, 300.0, 500.0, 700.0, 1000.0, 1500.0, 2000.0, 3000.0, 5000.0)]
+    per[body] = [198, 568, 1012, 1658, 2495, 2041, 3796, 4352, 1338]
+    per[0] = 4.3 * 65.6  # (a window of one bucket, its magnitude 1e9: passes the decades' cut, not one bucket's)
+    starts = decades(EXT)
+    assert budget.block_cut(1, 2 * starts.size) <= per[0] < budget.block_cut(1, per.size)
+    runs = np.add.reduceat(per, starts)
+    assert isolated(runs, starts, np.append(starts[1:], per.size), EXT, runs >= 250.0, (body[0], body[-1]))[0]
+    a, b = coarse_support(per, EXT, budget)
+    assert EXT[a] >= 0.0 and EXT[b + 1] == 7000.0
+    per[0] = 0.1 * per.sum()  # a sentinel cluster of a tenth of the rows: kept
+    assert EXT[coarse_support(per, EXT, budget)[0]] == -1e15
+    per[0] = 0.0
+    per[_at(-700.0)] = 400.0  # the other sign at the data's magnitudes (400 rows, 1.8 %): kept
+    assert EXT[coarse_support(per, EXT, budget)[0]] <= -700.0

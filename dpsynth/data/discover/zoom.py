@@ -46,9 +46,9 @@ import math
 
 import numpy as np
 
-from dpsynth.data.discover.noise import ColumnBudget, support
+from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, support
 
-__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "TIED", "narrow", "spread", "to_units",
+__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "OUTER_REACH", "TIED", "narrow", "spread", "to_units",
            "widen", "zoom"]
 
 CONFIRM = 2.0
@@ -66,6 +66,9 @@ when the inverse-variance average of the bucket's profile count and of the fine 
 MARGIN_SD standard deviations of that average (:func:`widen`).  The buckets are tested from the support outwards
 and the first that fails ends a side: on a column with no rows beside its support, a side reaches a margin
 with probability about 0.006."""
+
+OUTER_REACH = 2.0
+"""A widened support reaches at most this many times a profile bucket's edge nearer 0 into it (:func:`_reach`)."""
 
 NARROW_CELLS = 3
 """A first fine support of at most this many cells may hide data much narrower than a cell: its zoom is measured
@@ -132,28 +135,44 @@ def widen(found: tuple[int, int] | None, grid: np.ndarray, core, noisy: np.ndarr
     a, b = found
     cells = grid.size - 1
     if grid[b + 1] <= last_lo or (wide and grid[b + 1] < last_hi):  # a tail the fine cells' noise may hide
-        j = min(cells - 1, int(np.searchsorted(grid, last_hi, side="left")) - 1)
+        j = min(cells - 1, int(np.searchsorted(grid, _reach(last_lo, last_hi)[1], side="left")) - 1)
         if j > b and float(noisy[b + 1:j + 1].sum()) >= CONFIRM * budget.sd * math.sqrt(j - b):
             b = j
     if grid[a] >= first_hi or (wide and grid[a] > first_lo):
-        i = max(0, int(np.searchsorted(grid, first_lo, side="right")) - 1)
+        i = max(0, int(np.searchsorted(grid, _reach(first_lo, first_hi)[0], side="right")) - 1)
         if i < a and float(noisy[i:a].sum()) >= CONFIRM * budget.sd * math.sqrt(a - i):
             a = i
     for lower, upper, count, sd in sorted(m for m in margins if m[0] >= last_hi):  # (from the support out)
-        j = min(cells - 1, int(np.searchsorted(grid, upper, side="left")) - 1)
+        j = min(cells - 1, int(np.searchsorted(grid, _reach(lower, upper)[1], side="left")) - 1)
         shown = _shown(grid, noisy, budget.sd, lower, upper, count, sd)
         if shown is False or j <= b:
             break
         b = j if shown else b
         _tell(notes, shown, lower, upper)
     for lower, upper, count, sd in sorted((m for m in margins if m[1] <= first_lo), reverse=True):
-        i = max(0, int(np.searchsorted(grid, lower, side="right")) - 1)
+        i = max(0, int(np.searchsorted(grid, _reach(lower, upper)[0], side="right")) - 1)
         shown = _shown(grid, noisy, budget.sd, lower, upper, count, sd)
         if shown is False or i >= a:
             break
         a = i if shown else a
         _tell(notes, shown, lower, upper)
     return a, b
+
+
+def _reach(lower: float, upper: float) -> tuple[float, float]:
+    """How far a widened support may reach into the profile's bucket [``lower``, ``upper``): all of it, but at most
+    :data:`OUTER_REACH` times its edge nearer 0 when it is one of the profile's two outer buckets, beyond
+    DEFAULT_RANGE (1e9 to 1e15); every other bucket whole (the public grid's are at most 5/3 wide, the tail
+    probe's decades 10: tail.py).
+
+    Issue 27, session 15: txhousing's ``volume`` (dollar volumes to 2.6e9, a few rows in [1e9, 1e15)) was widened
+    to 1e15 on seeds 3 and 4, its top bin [8.2e8, 1e15] decoded evenly; where in an outer bucket its rows lie is
+    not known, and a real tail far into it shows in the fine cells themselves (gapminder's GDP to 1.2e13)."""
+    if lower >= DEFAULT_RANGE[1]:
+        return lower, min(upper, OUTER_REACH * lower)
+    if upper <= DEFAULT_RANGE[0]:
+        return max(lower, OUTER_REACH * upper), upper
+    return lower, upper
 
 
 def _tell(notes: list | None, shown: bool | None, lower: float, upper: float) -> None:
