@@ -778,6 +778,11 @@ MUTANTS += [
          old="    found = support(np.asarray(noisy, dtype=float), mine)\n",
          new="    found = support(col.profile.cell_counts(DECADES) * 1.0, mine)\n",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tail-beside-true-counts", file="dpsynth/data/discover/tail.py",
+         why="issue 27 (hospdays): the decade beside the decades' support read off the true counts per decade",
+         old="    found = beside(np.asarray(noisy, dtype=float), found, mine, col.learned)\n",
+         new="    found = beside(col.profile.cell_counts(DECADES) * 1.0, found, mine, col.learned)\n",
+         tests=["tests/data/test_discover_smallints.py::test_the_decade_beside_is_read_off_noisy_counts_only"]),
     dict(id="discover-tail-budget-not-split", file="dpsynth/data/discover/tail.py",
          why="issue 27 (zero-heavy): the decades histogram spends the column's whole stage budget, then the stage "
              "spends it again",
