@@ -22,7 +22,7 @@ from dpsynth.data.discover.column import CONCENTRATED, FEW_CELLS, ColumnDiscover
 from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.spec import ColumnHint
 from dpsynth.data.discover.tables import as_discovery_table
-from dpsynth.data.discover.tail import BESIDE_BLOCKS, DECADES, TAIL_SHARE, UNIT_SHARE, UNITS, beside, probe
+from dpsynth.data.discover.tail import BESIDE_BLOCKS, DECADES, TAIL_SHARE, UNIT_SHARE, UNITS, beside, probe, reached
 from dpsynth.data.discover.tied import SPIKE, kept_sides, past_mass, tied_cells, which
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
@@ -323,3 +323,16 @@ def test_the_decade_beside_is_read_off_noisy_counts_only(monkeypatch):
     again = _column(_tail_table((110, 220, 450)), "stay")
     probe(again, _stage(4, "stay"))
     assert _bounds(again) == _bounds(col)
+
+
+def test_the_fine_support_reaches_the_decades_reach():
+    """randhie's ``mentvis`` (3.5% of its rows in 1-99, every fine cell past 0 under its cut): the support of the
+    zero cell alone is made to reach the cell of 99 the decades found, so the tail keeps its bins (was one bin,
+    edges [0, 0.5, 99]); a side the decades did not widen (the coarse range's −1.5e-06) keeps its support, and
+    without a reach (no decades asked) nothing moves.  Deterministic: post-processing of public edges."""
+    grid = np.array([-1.5, -0.5, 0.5, 1.5, 2.5, 4.5, 9.5, 19.5, 49.5, 99.5])
+    assert reached((2, 2), grid, (-1.5e-6, 99.0)) == (2, 8)
+    assert reached((2, 3), grid, (-1.5e-6, 9.0)) == (2, 5)
+    assert reached((2, 7), grid, (-1.5e-6, 9.0)) == (2, 7)  # (a support past the reach stays)
+    assert reached((2, 2), grid, (-20.0, 0.0)) == (0, 2)
+    assert reached((2, 2), grid, None) == (2, 2) and reached(None, grid, (0.0, 99.0)) is None

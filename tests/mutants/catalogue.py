@@ -521,10 +521,9 @@ MUTANTS += [
          new="        kept = np.where(self.profile.profile_counts(edges) >= cut, self.profile.profile_counts(edges), 0)\n",
          tests=T_DISC),
     dict(id="discover-true-bounds", file=DCOL, why="bounds from the true fine-cell counts",
-         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = sides or widen(support(self.profile.cell_counts(grid) * 1000, scaled), grid, self.core, noisy, "
-              "scaled, "
-              "self.margins, self.learned)\n"),
+         old="        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,\n",
+         new=("        found = sides or widen(reached(support(self.profile.cell_counts(grid) * 1000, scaled), grid, "
+              "self.reach), grid, self.core, noisy, scaled,\n"),
          tests=T_DISC),
     dict(id="discover-margins-true-counts", file=DCOL,
          why="issue 27 (few integers): the coarse range's margin buckets the fine support may reach read off the true "
@@ -864,10 +863,9 @@ MUTANTS += [
          tests=["tests/data/test_discover_zoom.py::test_narrow_fractions_at_a_large_magnitude_are_zoomed_twice"]),
     dict(id="discover-widen-true-cells", file=DCOL,
          why="session 6: whether the fine support reaches a profile bucket confirmed on the true fine-cell counts",
-         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = sides or widen(support(noisy, scaled), grid, self.core, self.profile.cell_counts(grid) * 1.0, "
-              "scaled, "
-              "self.margins, self.learned)\n"),
+         old="        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,\n",
+         new=("        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, "
+              "self.profile.cell_counts(grid) * 1.0, scaled,\n"),
          tests=["tests/data/test_discover_zoom.py::test_bounds_read_only_mechanism_outputs"]),
     dict(id="discover-coarse-decades-true-counts", file=DCOL,
          why="session 7: the profile's coarse support (buckets and decades) read off the true bucket counts",

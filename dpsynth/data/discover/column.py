@@ -47,6 +47,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
+from dpsynth.data.discover.tail import reached
 from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, which
 from dpsynth.data.discover.values import (
     Selected,
@@ -489,7 +490,7 @@ class ColumnDiscovery:
         grid = self._grid(lo, hi, integral, cells)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)
-        found = support(noisy, first)
+        found = reached(support(noisy, first), grid, self.reach)  # (tail.py: out to the noisy decades' reach)
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
@@ -565,7 +566,8 @@ class ColumnDiscovery:
             self.coarser = (self.evidence.buckets,) if self.evidence.buckets is not None else ()
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         scaled = ColumnBudget.with_scale(scale, budget)
-        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)
+        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,
+                               self.margins, self.learned)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None

@@ -32,7 +32,8 @@ import numpy as np
 
 from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, support
 
-__all__ = ["BESIDE_BLOCKS", "DECADES", "TAIL_SHARE", "TAIL_TOP", "UNITS", "UNIT_SHARE", "beside", "probe", "wanted"]
+__all__ = ["BESIDE_BLOCKS", "DECADES", "TAIL_SHARE", "TAIL_TOP", "UNITS", "UNIT_SHARE", "beside", "probe", "reached",
+           "wanted"]
 
 TAIL_SHARE = 0.3
 """Share of the column's stage budget (after its profile) for the histogram over decades, when asked."""
@@ -133,6 +134,19 @@ def beside(noisy: np.ndarray, found: tuple[int, int], budget: ColumnBudget,
             notes.append(f"the decade [{DECADES[a]:g}, {DECADES[a + 1]:g}) beside the decades' support holds rows "
                          "(its noisy count past the cut of one cell a side)")
     return a, b
+
+
+def reached(found: tuple[int, int] | None, grid: np.ndarray, reach: tuple[float, float] | None):
+    """A fine histogram's support ``found`` (first and last cell of ``grid``) made to reach the bounds ``reach``
+    the noisy decades found beside a zero spike (:func:`probe`; None: not asked), post-processing.  The decades
+    hold ten to fifteen fine cells each, so a tail that passed their cut is often under every fine cell's: the
+    support stopped at the zero cell, a zoom onto it set the bounds to 0 and the tail came back through the
+    reach as one bin (randhie's ``mentvis``, 3.5% of its rows in 1-99: edges [0, 0.5, 99])."""
+    if found is None or reach is None:
+        return found
+    first = max(0, int(np.searchsorted(grid, reach[0], side="right")) - 1) if reach[0] <= -1.0 else found[0]
+    last = min(grid.size - 2, int(np.searchsorted(grid, reach[1], side="left")) - 1) if reach[1] >= 1.0 else found[1]
+    return min(found[0], first), max(found[1], last)  # (a side the decades did not widen keeps its support)
 
 
 def _integers(col, budget: ColumnBudget, lo: float, hi: float, decades: np.ndarray,
