@@ -777,6 +777,12 @@ MUTANTS += [
          old="    found = support(np.asarray(noisy, dtype=float), mine)\n",
          new="    found = support(col.profile.cell_counts(DECADES) * 1.0, mine)\n",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only"]),
+    dict(id="discover-spaced-true-counts", file="dpsynth/data/discover/values.py",
+         why="issue 27 (doctor_visits_aus' age): the bins of few numbers spaced apart read off the true counts of the "
+             "last fine cells",
+         old="    edges = spaced_edges(np.asarray(ev.cells, dtype=float), ev.cell_counts, ",
+         new="    edges = spaced_edges(np.asarray(ev.cells, dtype=float), col.profile.cell_counts(ev.cells) * 1.0, ",
+         tests=["tests/data/test_discover_values.py::test_the_spaced_numbers_bins_are_read_off_noisy_counts"]),
     dict(id="discover-tail-beside-true-counts", file="dpsynth/data/discover/tail.py",
          why="issue 27 (hospdays): the decade beside the decades' support read off the true counts per decade",
          old="    found = beside(np.asarray(noisy, dtype=float), found, mine, col.learned)\n",
