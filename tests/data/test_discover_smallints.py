@@ -19,10 +19,10 @@ import pytest
 
 from dpsynth.data.discover import discover_schema, parse_discover
 from dpsynth.data.discover.column import CONCENTRATED, FEW_CELLS, ColumnDiscovery
-from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.spec import ColumnHint
 from dpsynth.data.discover.tables import as_discovery_table
-from dpsynth.data.discover.tail import TAIL_SHARE, UNIT_SHARE, UNITS, probe
+from dpsynth.data.discover.tail import BESIDE_BLOCKS, DECADES, TAIL_SHARE, UNIT_SHARE, UNITS, beside, probe, reached
 from dpsynth.data.discover.tied import SPIKE, kept_sides, past_mass, tied_cells, which
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
@@ -273,3 +273,66 @@ def test_a_flag_whose_zeros_are_rare_keeps_0_and_gets_no_2(seed):
     found = discover_schema(_rare_zeros(seed), spec, ledger=ledger, rng=np.random.default_rng(seed), rho=0.002)
     for name in ("f97", "f98"):
         assert found.schema["columns"][name]["edges"] == [-0.5, 0.5, 1.5], found.schema["columns"][name]
+
+
+# -- tail.beside: the decade just past the decades' support
+
+def _tail_table(at: tuple[int, ...] = (11, 22, 45)) -> pd.DataFrame:
+    """``stay``: nights in hospital (doctor_visits_aus' ``hospdays``): 400 rows in 1-7, 260 at ``at`` (the
+    decade [10, 100)), the rest 0."""
+    stay = np.zeros(N, dtype=int)
+    stay[:400] = np.arange(400) % 7 + 1
+    stay[400:660] = np.array(at)[np.arange(260) % len(at)]
+    return pd.DataFrame({"stay": stay})
+
+
+def test_a_decade_beside_the_support_passes_at_the_cut_of_one_cell_a_side():
+    """doctor_visits_aus' ``hospdays`` on seed 3 (σ 56): [10, 100) at 205 under the 19 decades' cut (218) but past
+    that of one cell a side (182); the next decade out is tested in turn, an empty one is not reached
+    (deterministic: post-processing of given counts)."""
+    budget = _budget(56.0)
+    noisy = np.zeros(DECADES.size - 1)
+    zero, one, ten = (int(np.flatnonzero(DECADES[:-1] == x)[0]) for x in (0.0, 1.0, 10.0))
+    noisy[[zero, one, ten]] = [4537.0, 484.0, 205.0]
+    assert budget.block_cut(1, noisy.size) > 205.0 >= budget.block_cut(1, BESIDE_BLOCKS)
+    found = support(noisy, budget)
+    assert found == (zero, one)
+    notes: list = []
+    assert beside(noisy, found, budget, notes) == (zero, ten) and "[10, 100)" in notes[0]
+    noisy[ten + 1] = 190.0  # [100, 1000) beside it: reached too
+    assert beside(noisy, found, budget) == (zero, ten + 1)
+    noisy[ten] = 150.0  # under the cut of one cell a side: nothing past [1, 10), whatever lies further out
+    assert beside(noisy, found, budget) == (zero, one)
+    noisy[zero - 1] = 300.0  # [−1, 0) beside the support's lower end
+    assert beside(noisy, found, budget) == (zero - 1, one)
+    edge = np.zeros(DECADES.size - 1)
+    edge[[1, noisy.size - 2]], edge[[0, noisy.size - 1]] = 1000.0, 1000.0  # the outer cells are never reached
+    assert beside(edge, (1, noisy.size - 2), budget) == (1, noisy.size - 2)
+
+
+def test_the_decade_beside_is_read_off_noisy_counts_only(monkeypatch):
+    """On D' (the tail moved to [100, 1000)) with D's mechanism outputs replayed, the same bounds: the decade
+    beside the support is read off the noisy decades, not off the table."""
+    outputs: list = []
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: outputs.append(out))
+    col = _column(_tail_table(), "stay")
+    probe(col, _stage(4, "stay"))
+    assert _bounds(col) == (0, 99)
+    replayed = iter(outputs)
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: np.array(next(replayed), copy=True))
+    again = _column(_tail_table((110, 220, 450)), "stay")
+    probe(again, _stage(4, "stay"))
+    assert _bounds(again) == _bounds(col)
+
+
+def test_the_fine_support_reaches_the_decades_reach():
+    """randhie's ``mentvis`` (3.5% of its rows in 1-99, every fine cell past 0 under its cut): the support of the
+    zero cell alone is made to reach the cell of 99 the decades found, so the tail keeps its bins (was one bin,
+    edges [0, 0.5, 99]); a side the decades did not widen (the coarse range's −1.5e-06) keeps its support, and
+    without a reach (no decades asked) nothing moves.  Deterministic: post-processing of public edges."""
+    grid = np.array([-1.5, -0.5, 0.5, 1.5, 2.5, 4.5, 9.5, 19.5, 49.5, 99.5])
+    assert reached((2, 2), grid, (-1.5e-6, 99.0)) == (2, 8)
+    assert reached((2, 3), grid, (-1.5e-6, 9.0)) == (2, 5)
+    assert reached((2, 7), grid, (-1.5e-6, 9.0)) == (2, 7)  # (a support past the reach stays)
+    assert reached((2, 2), grid, (-20.0, 0.0)) == (0, 2)
+    assert reached((2, 2), grid, None) == (2, 2) and reached(None, grid, (0.0, 99.0)) is None

@@ -10,8 +10,12 @@ import numpy as np
 import pandas as pd
 
 from dpsynth.data.discover import discover_schema, parse_discover
+from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.data.discover.points import with_points
+from dpsynth.data.discover.values import spaced_edges
+from dpsynth.data.schema import bin_index
 from dpsynth.privacy import mechanisms
-from dpsynth.privacy.accountant import Ledger
+from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 from dpsynth.privacy.neighbouring import Neighbouring
 from tests.data.test_discover import _Coupling
 
@@ -198,3 +202,81 @@ def test_few_numbers_with_rows_outside_the_kept_values_cells_are_not_categorical
     assert not outside(col, kept, (quiet, budget), 4000.0)
     assert outside(col, kept, (loud, budget), 4000.0)
     assert not outside(col, kept, None, 4000.0)
+
+
+# doctor_visits_aus' ``age``: the midpoints of twelve age bands, divided by 100, with their shares
+_AGES = np.array([0.19, 0.22, 0.27, 0.32, 0.37, 0.42, 0.47, 0.52, 0.57, 0.62, 0.67, 0.72])
+_AGE_SHARES = np.array([752, 1213, 523, 301, 146, 126, 181, 222, 273, 316, 315, 822], dtype=float)
+
+
+def _cell_budget(sd: float) -> ColumnBudget:
+    return ColumnBudget.with_scale(sd, ColumnBudget(1.0, True, 1.0, Ledger(1.0, 1e-6, ZCDPComposition()),
+                                                    np.random.default_rng(0), "x"))
+
+
+def test_few_numbers_spaced_apart_get_a_bin_each_hidden_ones_too():
+    """The zoom's cells of 0.01 over [0.15, 0.75] at σ 68 (doctor_visits_aus on seed 2, twice its rows): ten ages past the cut,
+    0.37 and 0.42 under it.  The median spacing of the runs (five cells) splits the gap from 0.32 to 0.47 in
+    three bins, so every age has a bin of its own (quantile edges: 0.32 … 0.67 shared three bins); a run holding
+    a point mass has no edge beside it (its point bin is its bin).  Deterministic: post-processing of counts."""
+    cells = np.round(np.linspace(0.15, 0.75, 61), 2)
+    noisy = np.zeros(60)
+    at = np.round((_AGES - 0.15) / 0.01).astype(int)
+    noisy[at] = 2.0 * _AGE_SHARES  # (twice the rows: every age but two past the cut)
+    noisy[at[[4, 5]]] = 60.0
+    budget = _cell_budget(68.0)
+    assert budget.block_cut(1, 60) > 100.0
+    edges = spaced_edges(cells, noisy, budget, 0.15, 0.75, most=20)
+    assert edges is not None and np.unique(bin_index(_AGES, edges)).size == 12 and edges.size == 13
+    points = _AGES[[0, 1, 2, 10, 11]]
+    with_pts = spaced_edges(cells, noisy, budget, 0.15, 0.75, most=20, points=points)
+    assert set(np.round(with_pts, 2)) == set(np.round(edges, 2)) - {0.21, 0.25, 0.3, 0.65, 0.7}
+    final = with_points(with_pts, points, integral=False, lo=0.15, hi=0.75)
+    assert np.unique(bin_index(_AGES, final)).size == 12 and final.size - 1 == 12 + 5  # (5 empty beside points)
+    assert spaced_edges(cells, noisy, budget, 0.15, 0.75, most=10) is not None  # (one bin per run: 10 of them)
+    assert spaced_edges(cells, noisy, budget, 0.15, 0.75, most=9) is None
+
+
+def test_a_continuous_column_or_heaps_on_a_spread_are_not_spaced_numbers():
+    """A density over adjacent cells (one run) is refused by the runs rule; heaps on a spread holding 20% of the
+    rows by the share the runs must hold (DISCRETE_SHARE of the support's noisy rows)."""
+    cells = np.linspace(0.0, 6.0, 61)
+    budget = _cell_budget(40.0)
+    smooth = 2000.0 * np.exp(-0.5 * ((cells[:-1] - 3.0) / 0.6) ** 2)
+    assert spaced_edges(cells, smooth, budget, 0.0, 6.0, most=20) is None
+    heaped = np.full(60, 100.0)
+    heaped[[0, 10, 20, 30]] = 4000.0
+    assert spaced_edges(cells, heaped, budget, 0.0, 6.0, most=20) is None
+    heaped[:] = 0.0
+    heaped[[0, 10, 20, 30]] = 4000.0  # the same heaps alone: a bin each, and the lattice goes on to the bound
+    edges = spaced_edges(cells, heaped, budget, 0.0, 6.0, most=20)
+    assert edges is not None and list(np.round(edges, 2)) == [0.0, 0.6, 1.6, 2.6, 3.6, 4.6, 6.0]
+
+
+def _ages(seed: int, n: int = 5190) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    out = {"age": _AGES[rng.choice(_AGES.size, size=n, p=_AGE_SHARES / _AGE_SHARES.sum())]}
+    out.update({f"f{j}": (rng.random(n) < 0.3).astype(int) for j in range(12)})
+    return pd.DataFrame(out)
+
+
+def _half(table: pd.DataFrame, seed: int):
+    spec = parse_discover({"epsilon": 0.5, "delta": 5e-7})
+    rho = 0.5 * approx_dp_to_zcdp(1.0, 1e-6 - 5e-7)
+    return discover_schema(table, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()), rng=np.random.default_rng(seed),
+                           rho=rho)
+
+
+def test_the_spaced_numbers_bins_are_read_off_noisy_counts(monkeypatch):
+    """Ages at a zero-config-like budget (seed 0: the zoom shows seven of them past its cut; every age gets a bin
+    of its own).  With its noisy outputs replayed, a table of the same ages in reverse order (the 0.72s become
+    0.19s, …: other cells hold the rows) gets the same schema and notes."""
+    outputs: list = []
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: outputs.append(out))
+    found = _half(_ages(0), seed=0)
+    assert any("one per run of fine cells" in note for note in found.columns["age"]["learned"])
+    assert np.unique(bin_index(_AGES, found.schema["columns"]["age"]["edges"])).size == 12
+    replayed = iter(outputs)
+    monkeypatch.setattr(mechanisms, "recorder", lambda m, true, out, info: np.array(next(replayed), copy=True))
+    again = _half(_ages(0).assign(age=lambda t: _AGES[::-1][np.searchsorted(_AGES, t["age"])]), seed=0)
+    assert again.schema == found.schema and again.columns == found.columns

@@ -521,10 +521,9 @@ MUTANTS += [
          new="        kept = np.where(self.profile.profile_counts(edges) >= cut, self.profile.profile_counts(edges), 0)\n",
          tests=T_DISC),
     dict(id="discover-true-bounds", file=DCOL, why="bounds from the true fine-cell counts",
-         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = sides or widen(support(self.profile.cell_counts(grid) * 1000, scaled), grid, self.core, noisy, "
-              "scaled, "
-              "self.margins, self.learned)\n"),
+         old="        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,\n",
+         new=("        found = sides or widen(reached(support(self.profile.cell_counts(grid) * 1000, scaled), grid, "
+              "self.reach), grid, self.core, noisy, scaled,\n"),
          tests=T_DISC),
     dict(id="discover-margins-true-counts", file=DCOL,
          why="issue 27 (few integers): the coarse range's margin buckets the fine support may reach read off the true "
@@ -778,6 +777,17 @@ MUTANTS += [
          old="    found = support(np.asarray(noisy, dtype=float), mine)\n",
          new="    found = support(col.profile.cell_counts(DECADES) * 1.0, mine)\n",
          tests=["tests/data/test_discover_zeroheavy.py::test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only"]),
+    dict(id="discover-spaced-true-counts", file="dpsynth/data/discover/values.py",
+         why="issue 27 (doctor_visits_aus' age): the bins of few numbers spaced apart read off the true counts of the "
+             "last fine cells",
+         old="    edges = spaced_edges(np.asarray(ev.cells, dtype=float), ev.cell_counts, ",
+         new="    edges = spaced_edges(np.asarray(ev.cells, dtype=float), col.profile.cell_counts(ev.cells) * 1.0, ",
+         tests=["tests/data/test_discover_values.py::test_the_spaced_numbers_bins_are_read_off_noisy_counts"]),
+    dict(id="discover-tail-beside-true-counts", file="dpsynth/data/discover/tail.py",
+         why="issue 27 (hospdays): the decade beside the decades' support read off the true counts per decade",
+         old="    found = beside(np.asarray(noisy, dtype=float), found, mine, col.learned)\n",
+         new="    found = beside(col.profile.cell_counts(DECADES) * 1.0, found, mine, col.learned)\n",
+         tests=["tests/data/test_discover_smallints.py::test_the_decade_beside_is_read_off_noisy_counts_only"]),
     dict(id="discover-tail-budget-not-split", file="dpsynth/data/discover/tail.py",
          why="issue 27 (zero-heavy): the decades histogram spends the column's whole stage budget, then the stage "
              "spends it again",
@@ -859,10 +869,9 @@ MUTANTS += [
          tests=["tests/data/test_discover_zoom.py::test_narrow_fractions_at_a_large_magnitude_are_zoomed_twice"]),
     dict(id="discover-widen-true-cells", file=DCOL,
          why="session 6: whether the fine support reaches a profile bucket confirmed on the true fine-cell counts",
-         old="        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)\n",
-         new=("        found = sides or widen(support(noisy, scaled), grid, self.core, self.profile.cell_counts(grid) * 1.0, "
-              "scaled, "
-              "self.margins, self.learned)\n"),
+         old="        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,\n",
+         new=("        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, "
+              "self.profile.cell_counts(grid) * 1.0, scaled,\n"),
          tests=["tests/data/test_discover_zoom.py::test_bounds_read_only_mechanism_outputs"]),
     dict(id="discover-coarse-decades-true-counts", file=DCOL,
          why="session 7: the profile's coarse support (buckets and decades) read off the true bucket counts",

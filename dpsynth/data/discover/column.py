@@ -47,6 +47,7 @@ from dpsynth.data.discover.points import (
 )
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
+from dpsynth.data.discover.tail import reached
 from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, which
 from dpsynth.data.discover.values import (
     Selected,
@@ -55,6 +56,7 @@ from dpsynth.data.discover.values import (
     label_values,
     seen_integers,
     select_categories,
+    spaced_bins,
 )
 from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
 
@@ -369,8 +371,7 @@ class ColumnDiscovery:
         h, bins = self.hint, self.hint.bins or self.spec.bins
         lo, hi = bounds if bounds is not None else DEFAULT_RANGE
         equal = self.spec.edges == "equal" or bins == 1
-        weights = None
-        kept_values = None
+        weights = kept_values = spaced = None  # (spaced: edges a bin per few distinct numbers apart, values.py)
         self._spikes: tuple[ColumnBudget, tuple, float] | None = None  # point-mass budget, heavy cells, δ (heaps.py)
         ident = None  # a wide integral column may be an identifier (ident.py): a share set aside for its count
         if kind != "integer" and wants_screen(self, bool(integral), lo, hi):
@@ -409,14 +410,15 @@ class ColumnDiscovery:
             edges = quantile_edges(np.concatenate([values - 0.5, [values[-1] + 0.5]]), mass, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the kept integers' noisy counts")
         elif equal or (weights := settle(self, weights, bins)) is None:  # (heaps.settle: the reserve, if any)
-            edges = np.linspace(lo, hi, bins + 1)
-            if integral:
-                edges = np.unique(np.round(edges))
+            edges = np.unique(np.round(np.linspace(lo, hi, bins + 1))) if integral else np.linspace(lo, hi, bins + 1)
+        elif not integral and (spaced := spaced_bins(self, budget, lo, hi, bins)) is not None:  # a bin each
+            edges, equal = spaced, True  # (the point masses' bins added below, none beside them: spaced_bins)
         else:
             edges = quantile_edges(*fused(self, weights), bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         # (kept integers already have a bin each: their share of the budget goes unused)
         points = self._points(lo, hi, bool(integral), bins)
+        edges = edges if spaced is None else np.asarray(spaced_bins(self, budget, lo, hi, bins, points.values))
         if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
             placed, hi, notes = place(points, lo=lo, hi=hi, integral=bool(integral), bins=bins, weights=weights,
                                       evidence=self.evidence, equal=equal or kept_values is not None,
@@ -489,7 +491,7 @@ class ColumnDiscovery:
         grid = self._grid(lo, hi, integral, cells)
         noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
         self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)
-        found = support(noisy, first)
+        found = reached(support(noisy, first), grid, self.reach)  # (tail.py: out to the noisy decades' reach)
         first_noisy = noisy
         width = float(grid[1] - grid[0])
         scale = first.scale
@@ -565,7 +567,8 @@ class ColumnDiscovery:
             self.coarser = (self.evidence.buckets,) if self.evidence.buckets is not None else ()
         self._cells(grid, noisy, scale if budget.zcdp else math.sqrt(2.0) * scale)
         scaled = ColumnBudget.with_scale(scale, budget)
-        found = sides or widen(support(noisy, scaled), grid, self.core, noisy, scaled, self.margins, self.learned)
+        found = sides or widen(reached(support(noisy, scaled), grid, self.reach), grid, self.core, noisy, scaled,
+                               self.margins, self.learned)
         if found is None:
             self.learned.append(f"bounds [{lo:g}, {hi:g}] (no fine cell stood out of the noise)")
             return lo, hi, None, None
