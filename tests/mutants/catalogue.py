@@ -900,6 +900,19 @@ MUTANTS += [
              "        t = int(np.flatnonzero(t[3:3 + nb] + t[3 + nb:])[0])\n"
              "        shown = around((min(found[0], t), found[1]), ext, COARSE_MARGIN, bool(integral))\n",
          tests=["tests/data/test_discover_margins.py::test_an_integral_range_reads_only_noisy_counts"]),
+    dict(id="discover-zoom-trim-true-cells", file="dpsynth/data/discover/zoom.py",
+         why="issue 27 (session 15): a zoomed column's bounds trimmed on the zoom's true cell counts, not its noisy ones",
+         old="        trimmed(fine, noisy, budget.sd, support(noisy, budget), grid, disc.evidence.first, found, disc.non_null)",
+         new="        trimmed(fine, disc.profile.cell_counts(fine) * 1.0, budget.sd, support(noisy, budget), grid, "
+             "disc.evidence.first, found, disc.non_null)",
+         tests=["tests/data/test_discover_zoom.py::test_the_trim_reads_only_noisy_counts"]),
+    dict(id="discover-zoom-trim-true-outer-cell", file="dpsynth/data/discover/zoom.py",
+         why="issue 27 (session 15): a zoomed column's bounds trimmed with the true count of the first fine histogram's "
+             "outer cell, not its noisy one",
+         old="        trimmed(fine, noisy, budget.sd, support(noisy, budget), grid, disc.evidence.first, found, disc.non_null)",
+         new="        trimmed(fine, noisy, budget.sd, support(noisy, budget), grid, (disc.profile.cell_counts(grid) * 1.0, "
+             "disc.evidence.first[1]), found, disc.non_null)",
+         tests=["tests/data/test_discover_zoom.py::test_the_trim_reads_only_noisy_counts"]),
     dict(id="discover-zoom-narrow-true-mass", file="dpsynth/data/discover/zoom.py",
          why="session 7: whether a zoom's support holds most of the rows (zoomed again) read off the true counts",
          old="            narrow(noisy, inner, disc.non_null):\n",
