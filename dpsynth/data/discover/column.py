@@ -554,7 +554,8 @@ class ColumnDiscovery:
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
-        elif self.log_from is not None and (run := dense_run(noisy, grid, rest, integral, self.log_from)):
+        elif (run := dense_run(noisy, grid, rest, integral, self.log_from,
+                               self.zeros[0] if self.zeros is not None else 0.0)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "

@@ -38,7 +38,7 @@ import numpy as np
 from dpsynth.data.discover.noise import FILL, FINE_CELLS, MIN_CELLS, ColumnBudget, fine_cells, support
 from dpsynth.data.discover.zoom import widen
 
-__all__ = ["DENSE_MASS", "FINER", "dense_run", "measure_dense"]
+__all__ = ["DENSE_MASS", "FINER", "ZERO_RUN", "dense_run", "measure_dense"]
 
 DENSE_MASS = 0.8
 """The dense run is the fewest adjacent cells of the first fine histogram holding this share of its noisy rows
@@ -50,8 +50,14 @@ FINER = 4.0
 first histogram's cells are fine enough there and the rest of the budget measures them again (to average)."""
 
 
+ZERO_RUN = 0.5
+"""A column on linear fine cells (not skewed) has a dense run only when its exact zeros (the profile's noisy
+count) hold under ZERO_RUN of the run's noisy rows: a run that is mostly a zero spike is the point mass's
+(points.py), and finer cells would not resolve it."""
+
+
 def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral: bool,
-              log_from: float) -> tuple[int, int, np.ndarray] | None:
+              log_from: float | None, zeros: float = 0.0) -> tuple[int, int, np.ndarray] | None:
     """(first cell, last cell, finer edges over them) of the dense run of a noisy fine histogram ``noisy`` over
     ``grid`` (see the module docstring), or None when there is none worth measuring finer with ``rest``.  The run
     must lie in the logarithmic cells (from ``log_from``): the one cell below them holds a column's zeros, whose
@@ -71,10 +77,11 @@ def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral:
     starts = np.flatnonzero(ok)
     best = int(starts[np.argmin(ends[ok] - starts)])
     a, b = best, int(ends[best]) - 1
-    if (b - a + 1) * 4 > cells or grid[a] < log_from:
-        return None
     lo, hi = float(grid[a]), float(grid[b + 1])
     run_rows = float(csum[b + 1] - csum[a])
+    if (b - a + 1) * 4 > cells or (grid[a] < log_from if log_from is not None else
+                                   (lo <= 0 < hi and zeros >= ZERO_RUN * run_rows)):
+        return None
     want = int(np.clip(run_rows / (FILL * rest.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
     finer = _equal(lo, hi, want, integral)
     if finer.size < 3 or float(np.diff(finer).max()) * FINER > float(np.diff(grid[a:b + 2]).min()):
