@@ -134,7 +134,8 @@ def test_a_signed_long_tailed_column_gets_finer_cells_on_linear_cells():
 
 def test_a_linear_dense_run_is_not_a_zero_spike():
     """Linear cells (no ``log_from``): the run [-1, 1) holds 9,000 of 10,000 rows; it is measured finer unless the
-    profile's noisy zeros hold :data:`ZERO_RUN` of them (a point mass: points.py), nor when it lies apart from 0."""
+    profile's noisy zeros hold :data:`ZERO_RUN` of them (a point mass: points.py), unless it lies apart from 0; an
+    integral column's run on linear cells is not (cells of 100: the same run of integers is measured again)."""
     grid = np.arange(-10.0, 31.0)
     noisy = np.full(40, 1000 / 38)
     noisy[9:11] = 4500.0
@@ -142,6 +143,7 @@ def test_a_linear_dense_run_is_not_a_zero_spike():
     assert run is not None and run[:2] == (9, 10) and np.diff(run[2]).max() <= 0.25, run
     assert dense_run(noisy, grid, _budget(10.0), False, None, zeros=ZERO_RUN * 9000.0) is None
     assert dense_run(noisy, grid + 5.0, _budget(10.0), False, None, zeros=9000.0) is not None  # (0 not in it)
+    assert dense_run(noisy * 100, grid * 100, _budget(10.0), True, None) is None  # integral: measured again
 
 
 def _zeros(seed: int, n: int = 10_000) -> pd.DataFrame:
