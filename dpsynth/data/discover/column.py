@@ -466,8 +466,8 @@ class ColumnDiscovery:
           noise-free).  Zero-config 2-way L1, 14 seen tables, seeds 2-5: geometric mean x0.970 (jobless x0.929,
           diamonds x0.774, chem_alevels x0.913; none worse than gss_wages x1.007); for integral columns too it
           was x0.969 but nlswork x1.071 (4 of 4 seeds) and planes x1.04, so those keep a quarter;
-        * a column most of whose rows lie in a few of its cells (logarithmic, or linear since issue 27's
-          ``nettfa``): finer cells over those (:mod:`~dpsynth.data.discover.dense`);
+        * a column most of whose rows lie in a few of its cells (logarithmic, or linear and not integral since
+          issue 27's ``nettfa``): finer cells over those (:mod:`~dpsynth.data.discover.dense`);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
 
         The bounds are the support's outer edges (:func:`support`) and the noisy counts (clipped at 0) give the

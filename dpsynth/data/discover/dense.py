@@ -34,7 +34,12 @@ half the rows evenly over [0, 5).  Its dense run [-15, 35) gets 50 cells of 1 an
 (its cells measured again, averaged): with them too, 19 of 98 seen tables' schemas changed (seeds 2-3), mostly
 counts such as phone_churn's calls given 10-11 bins for 7-8, and zero-config 2-way L1 moved by x1.000 (seeds 2-3;
 retirement_401k x0.918, scorecard x0.862, but phone_churn x1.141, credit x1.075, alcohol_abuse x1.044,
-lending_club x1.043); seeds 4-5 of nine of them x1.010 (phone_churn x1.071 again, 4 seeds of 4 worse).
+lending_club x1.043); seeds 4-5 of nine of them x1.010 (phone_churn x1.071 again, 4 seeds of 4 worse).  Not
+integral: 6 seen tables' schemas changed on seeds 2-3 (98 screened), 4 more columns on seeds 4-5; zero-config 2-way
+L1 on seeds 2-5, geometric mean x0.999 over 26 table-seeds: retirement_401k 0.1228 → 0.1036 on seed 2 (``nettfa``'s
+1-way TV 0.096 → 0.047; the one seed of 2-5 whose ``nettfa`` was on cells of 5, the others zoomed), randhie x0.992,
+innsbruck_rain x1.002, school_spending x1.009 (seed 2 x1.068, seed 3 x0.971), gss_wages x1.015 (seed 4 x1.059),
+county_murders x1.018 (seed 2 x0.964, seed 3 x1.117), abortion x1.005 and nafld_cohort x1.016 (one seed each).
 
 The finer histogram is one charged histogram over public edges (round widths inside the run, chosen from noisy
 counts): two outer cells, [first cell's lower edge, run) and [run, last cell's upper edge), take the rows outside
@@ -74,8 +79,10 @@ def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral:
     ``grid`` (see the module docstring), or None when there is none worth measuring finer with ``rest``.  The run
     must lie in the logarithmic cells (from ``log_from``): the one cell below them holds a column's zeros, whose
     point mass has its own measurement (points.py) and which finer cells would not resolve (adult's
-    ``capital-gain`` and kddcup99's ``dst_bytes``, mostly 0, had runs [0, 3000) and [0, 100)).
-    Post-processing of noisy counts and public constants."""
+    ``capital-gain`` and kddcup99's ``dst_bytes``, mostly 0, had runs [0, 3000) and [0, 100)).  On linear cells
+    (``log_from`` None) the column must not be ``integral`` and a run holding 0 must not be mostly its ``zeros``
+    (the profile's noisy count of exact zeros: :data:`ZERO_RUN`).  Post-processing of noisy counts and public
+    constants."""
     mass = np.clip(np.asarray(noisy, dtype=float), 0, None)
     cells = mass.size
     total = float(mass.sum())
