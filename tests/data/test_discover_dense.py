@@ -139,10 +139,10 @@ def test_a_linear_dense_run_is_not_a_zero_spike():
     grid = np.arange(-10.0, 31.0)
     noisy = np.full(40, 1000 / 38)
     noisy[9:11] = 4500.0
-    run = dense_run(noisy, grid, _budget(10.0), False, None, zeros=1000.0)
+    run = dense_run(noisy, grid, _budget(10.0), False, None, zeros=(1000.0, 1.0))
     assert run is not None and run[:2] == (9, 10) and np.diff(run[2]).max() <= 0.25, run
-    assert dense_run(noisy, grid, _budget(10.0), False, None, zeros=ZERO_RUN * 9000.0) is None
-    assert dense_run(noisy, grid + 5.0, _budget(10.0), False, None, zeros=9000.0) is not None  # (0 not in it)
+    assert dense_run(noisy, grid, _budget(10.0), False, None, zeros=(ZERO_RUN * 9000.0, 1.0)) is None
+    assert dense_run(noisy, grid + 5.0, _budget(10.0), False, None, zeros=(9000.0, 1.0)) is not None  # (0 not in it)
     assert dense_run(noisy * 100, grid * 100, _budget(10.0), True, None) is None  # integral: measured again
 
 

@@ -553,9 +553,10 @@ class ColumnDiscovery:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
-            return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
-        elif (run := dense_run(noisy, grid, rest, integral, self.log_from,
-                               self.zeros[0] if self.zeros is not None else 0.0)):
+            if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:
+                return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
+            return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: narrower than the zoom)
+        elif (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "

@@ -55,7 +55,7 @@ import numpy as np
 from dpsynth.data.discover.noise import FILL, FINE_CELLS, MIN_CELLS, ColumnBudget, fine_cells, support
 from dpsynth.data.discover.zoom import widen
 
-__all__ = ["DENSE_MASS", "FINER", "ZERO_RUN", "dense_run", "measure_dense"]
+__all__ = ["DENSE_MASS", "FINER", "WITHIN", "ZERO_RUN", "dense_run", "measure_dense"]
 
 DENSE_MASS = 0.8
 """The dense run is the fewest adjacent cells of the first fine histogram holding this share of its noisy rows
@@ -67,6 +67,12 @@ FINER = 4.0
 first histogram's cells are fine enough there and the rest of the budget measures them again (to average)."""
 
 
+WITHIN = 8
+"""A column on linear cells whose support the first fine histogram would zoom onto (:mod:`~dpsynth.data.discover.zoom`)
+measures its dense run finer instead when the run spans at most 1/WITHIN of the support's cells: a support
+stretched by a tail (retirement_401k's ``nettfa`` on seed 4: [-100, 3000], cells of 50, 80 % of the rows in [-20,
+50)) would be zoomed onto cells as coarse as the first's, and its edges were [-100, -50, 0, 0, 50, 100, 3000]."""
+
 ZERO_RUN = 0.5
 """A column on linear fine cells (not skewed) has a dense run only when its exact zeros (the profile's noisy
 count) hold under ZERO_RUN of the run's noisy rows: a run that is mostly a zero spike is the point mass's
@@ -74,7 +80,8 @@ count) hold under ZERO_RUN of the run's noisy rows: a run that is mostly a zero 
 
 
 def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral: bool,
-              log_from: float | None, zeros: float = 0.0) -> tuple[int, int, np.ndarray] | None:
+              log_from: float | None, zeros: tuple | None = None, *,
+              within: tuple[int, int] | None = None) -> tuple[int, int, np.ndarray] | None:
     """(first cell, last cell, finer edges over them) of the dense run of a noisy fine histogram ``noisy`` over
     ``grid`` (see the module docstring), or None when there is none worth measuring finer with ``rest``.  The run
     must lie in the logarithmic cells (from ``log_from``): the one cell below them holds a column's zeros, whose
@@ -98,8 +105,11 @@ def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral:
     a, b = best, int(ends[best]) - 1
     lo, hi = float(grid[a]), float(grid[b + 1])
     run_rows = float(csum[b + 1] - csum[a])
+    zero = 0.0 if zeros is None else float(zeros[0])
     if (b - a + 1) * 4 > cells or (grid[a] < log_from if log_from is not None else
-                                   (integral or lo <= 0 < hi and zeros >= ZERO_RUN * run_rows)):
+                                   (integral or lo <= 0 < hi and zero >= ZERO_RUN * run_rows)):
+        return None
+    if within is not None and (log_from is not None or (b - a + 1) * WITHIN > within[1] - within[0] + 1):
         return None
     want = int(np.clip(run_rows / (FILL * rest.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
     finer = _equal(lo, hi, want, integral)
