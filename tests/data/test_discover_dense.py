@@ -177,3 +177,44 @@ def test_the_zero_spike_of_a_linear_dense_run_is_read_off_the_profile(monkeypatc
     coupling.mode = "replay"
     found2, _, _ = _zcdp(moved, seed=2)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def _pressure(seed: int, n: int = 10_000) -> pd.DataFrame:
+    """weather's ``pressure`` shape: 97 % near 1,015 (sd 7), 3 % spread down to 700 (tenths)."""
+    rng = np.random.default_rng(seed)
+    value = np.where(rng.random(n) < 0.97, rng.normal(1015, 7, n), rng.uniform(700, 1000, n))
+    return pd.DataFrame({"value": np.round(value, 1), "kind": rng.choice(["a", "b", "c"], n)})
+
+
+def test_a_dense_run_narrower_than_the_zoom_is_measured_finer():
+    """Seeds 0-2: the support [575-775, 1050] would be zoomed onto cells of 5 or 2.5 (edges [675, 1005, 1010, 1015,
+    1020, 1025, 1050] on seed 0: 6 bins for deciles 3.5 apart); its dense run [1000, 1025), under 1/WITHIN (dense.py)
+    of the support's cells, gets cells of 0.2 instead: 10 bins, each inner edge within 1 of a decile."""
+    for seed in range(3):
+        table = _pressure(seed)
+        found, ledger, rho = _zcdp(table, seed=seed)
+        assert any("over the dense run" in note for note in found.columns["value"]["learned"])
+        assert sum(c.rho for c in ledger.charges if c.measured.startswith("value:")) <= rho / 2 * (1 + 1e-9)
+        edges = np.asarray(found.schema["columns"]["value"]["edges"], dtype=float)
+        deciles = np.quantile(table["value"], np.linspace(0.1, 0.9, 9))
+        assert edges.size == 11 and np.abs(edges[1:-1] - deciles).max() <= 1.0, (edges, deciles)
+
+
+def test_the_dense_run_within_a_zoom_reads_only_noisy_counts(monkeypatch):
+    """With a discovery of the pressure column replayed, a table whose rows in [1000, 1025) moved into the tail
+    (values it holds: by its true counts no dense run, a zoom) gets the same schema.  Mutant: the run inside the
+    zoom's support chosen on the true counts."""
+    table = _pressure(0)
+    v = table["value"].to_numpy().copy()
+    first = np.zeros(v.size, dtype=bool)
+    first[np.unique(v, return_index=True)[1]] = True
+    pool = np.unique(v[v < 1000])
+    move = ~first & (v >= 1000) & (v < 1025) & (np.random.default_rng(0).random(v.size) < 0.5)
+    v[move] = np.random.default_rng(1).choice(pool, int(move.sum()))
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, _, _ = _zcdp(table, seed=0)
+    assert any("over the dense run" in note for note in found.columns["value"]["learned"])
+    coupling.mode = "replay"
+    found2, _, _ = _zcdp(table.assign(value=v), seed=0)
+    assert found2.schema == found.schema and found2.columns == found.columns
