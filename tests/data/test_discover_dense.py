@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.dense import dense_run
+from dpsynth.data.discover.dense import ZERO_RUN, dense_run
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
@@ -106,3 +106,115 @@ def test_the_finer_histogram_spends_the_rest_of_the_numeric_budget_once():
                                                                     for m in measured), measured
     assert sum(c.rho for c in charges) <= rho / 2 * (1 + 1e-9)
     assert sum(c.rho for c in ledger.charges) <= rho * (1 + 1e-9)
+
+
+def _assets(seed: int, n: int = 10_000) -> pd.DataFrame:
+    """retirement_401k's ``nettfa`` shape (issue 27): net assets, signed, 6 % zeros, 24 % debts and 70 % assets,
+    both lognormal (deciles about -3.5, -0.7, 0, 0.6, 1.6, 3.2, 6.3, 12.8, 30), clipped to [-500, 1500]."""
+    rng = np.random.default_rng(seed)
+    pos = np.round(np.exp(rng.normal(1.5, 1.8, n)), 2)
+    neg = -np.round(np.exp(rng.normal(1.0, 1.5, n)), 2)
+    u = rng.random(n)
+    value = np.clip(np.where(u < 0.06, 0.0, np.where(u < 0.3, neg, pos)), -500, 1500)
+    return pd.DataFrame({"value": value, "kind": rng.choice(["a", "b", "c"], n)})
+
+
+def test_a_signed_long_tailed_column_gets_finer_cells_on_linear_cells():
+    """Seeds 0 and 2: a signed column is not skewed (over 10 % negative), so its first fine cells are linear (5
+    and 10 wide over [-70, 300) and [-100, 700)) and its quantile edges fell on them: [-70, -5, 0, 0, 5, 10, 15,
+    30, 300] and [-50, -10, 0, 0, 10, 20, 30, 500], two edges in (-1, 4) where half the rows lie, before the
+    dense run took linear cells too.  With it (cells of 0.25 and 0.5 over [-10, 20) and [-20, 20)), six."""
+    for seed in (0, 2):
+        found, _, _ = _zcdp(_assets(seed), seed=seed)
+        learned = found.columns["value"]["learned"]
+        assert any("over the dense run" in note for note in learned), learned
+        edges = np.asarray(found.schema["columns"]["value"]["edges"], dtype=float)
+        assert np.count_nonzero((edges > -1) & (edges < 4)) >= 4 and edges.size >= 11, edges
+
+
+def test_a_linear_dense_run_is_not_a_zero_spike():
+    """Linear cells (no ``log_from``): the run [-1, 1) holds 9,000 of 10,000 rows; it is measured finer unless the
+    profile's noisy zeros hold :data:`ZERO_RUN` of them (a point mass: points.py), unless it lies apart from 0; an
+    integral column's run on linear cells is not (cells of 100: the same run of integers is measured again)."""
+    grid = np.arange(-10.0, 31.0)
+    noisy = np.full(40, 1000 / 38)
+    noisy[9:11] = 4500.0
+    run = dense_run(noisy, grid, _budget(10.0), False, None, zeros=(1000.0, 1.0))
+    assert run is not None and run[:2] == (9, 10) and np.diff(run[2]).max() <= 0.25, run
+    assert dense_run(noisy, grid, _budget(10.0), False, None, zeros=(ZERO_RUN * 9000.0, 1.0)) is None
+    assert dense_run(noisy, grid + 5.0, _budget(10.0), False, None, zeros=(9000.0, 1.0)) is not None  # (0 not in it)
+    assert dense_run(noisy * 100, grid * 100, _budget(10.0), True, None) is None  # integral: measured again
+
+
+def _zeros(seed: int, n: int = 10_000) -> pd.DataFrame:
+    """55 % exact zeros, 25 % in [-3, 3], the rest in [-300, 1000] (tenths): linear cells."""
+    rng = np.random.default_rng(seed)
+    near, tail = np.round(rng.uniform(-3, 3, n), 1), np.round(rng.uniform(-300, 1000, n), 1)
+    u = rng.random(n)
+    return pd.DataFrame({"value": np.where(u < 0.55, 0.0, np.where(u < 0.8, near, tail)),
+                         "kind": rng.choice(["a", "b", "c"], n)})
+
+
+def test_the_zero_spike_of_a_linear_dense_run_is_read_off_the_profile(monkeypatch):
+    """Seed 2: the first fine histogram's dense run is the cells around 0, mostly the column's zeros (no finer
+    cells); with that discovery's outputs replayed, a table whose zeros moved to values in (0, 3) (each value
+    still held; by its true counts a run of assets, finer cells: it is on its own) gets the same schema.
+    Mutant: the zeros read off the true counts."""
+    table = _zeros(2)
+    zeros = table["value"].to_numpy() == 0
+    first = np.zeros(zeros.size, dtype=bool)
+    first[np.unique(table["value"].to_numpy(), return_index=True)[1]] = True
+    v = table["value"].to_numpy().copy()
+    pool = np.unique(v[(v > 0) & (v < 3)])
+    v[zeros & ~first] = np.random.default_rng(2).choice(pool, int((zeros & ~first).sum()))
+    moved = table.assign(value=v)
+    found_moved, _, _ = _zcdp(moved, seed=2)
+    assert any("over the dense run" in note for note in found_moved.columns["value"]["learned"])
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, _, _ = _zcdp(table, seed=2)
+    assert not any("over the dense run" in note for note in found.columns["value"]["learned"])
+    coupling.mode = "replay"
+    found2, _, _ = _zcdp(moved, seed=2)
+    assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def _pressure(seed: int, n: int = 10_000) -> pd.DataFrame:
+    """weather's ``pressure`` shape: 97 % near 1,015 (sd 7), 3 % spread down to 700 (tenths)."""
+    rng = np.random.default_rng(seed)
+    value = np.where(rng.random(n) < 0.97, rng.normal(1015, 7, n), rng.uniform(700, 1000, n))
+    return pd.DataFrame({"value": np.round(value, 1), "kind": rng.choice(["a", "b", "c"], n)})
+
+
+def test_a_dense_run_narrower_than_the_zoom_is_measured_finer():
+    """Seeds 0-2: the support [575-775, 1050] would be zoomed onto cells of 5 or 2.5 (edges [675, 1005, 1010, 1015,
+    1020, 1025, 1050] on seed 0: 6 bins for deciles 3.5 apart); its dense run [1000, 1025), under 1/WITHIN (dense.py)
+    of the support's cells, gets cells of 0.2 instead: 10 bins, each inner edge within 1 of a decile."""
+    for seed in range(3):
+        table = _pressure(seed)
+        found, ledger, rho = _zcdp(table, seed=seed)
+        assert any("over the dense run" in note for note in found.columns["value"]["learned"])
+        assert sum(c.rho for c in ledger.charges if c.measured.startswith("value:")) <= rho / 2 * (1 + 1e-9)
+        edges = np.asarray(found.schema["columns"]["value"]["edges"], dtype=float)
+        deciles = np.quantile(table["value"], np.linspace(0.1, 0.9, 9))
+        assert edges.size == 11 and np.abs(edges[1:-1] - deciles).max() <= 1.0, (edges, deciles)
+
+
+def test_the_dense_run_within_a_zoom_reads_only_noisy_counts(monkeypatch):
+    """With a discovery of the pressure column replayed, a table whose rows in [1000, 1025) moved into the tail
+    (values it holds: by its true counts no dense run, a zoom) gets the same schema.  Mutant: the run inside the
+    zoom's support chosen on the true counts."""
+    table = _pressure(0)
+    v = table["value"].to_numpy().copy()
+    first = np.zeros(v.size, dtype=bool)
+    first[np.unique(v, return_index=True)[1]] = True
+    pool = np.unique(v[v < 1000])
+    move = ~first & (v >= 1000) & (v < 1025) & (np.random.default_rng(0).random(v.size) < 0.5)
+    v[move] = np.random.default_rng(1).choice(pool, int(move.sum()))
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    found, _, _ = _zcdp(table, seed=0)
+    assert any("over the dense run" in note for note in found.columns["value"]["learned"])
+    coupling.mode = "replay"
+    found2, _, _ = _zcdp(table.assign(value=v), seed=0)
+    assert found2.schema == found.schema and found2.columns == found.columns

@@ -468,8 +468,8 @@ class ColumnDiscovery:
           noise-free).  Zero-config 2-way L1, 14 seen tables, seeds 2-5: geometric mean x0.970 (jobless x0.929,
           diamonds x0.774, chem_alevels x0.913; none worse than gss_wages x1.007); for integral columns too it
           was x0.969 but nlswork x1.071 (4 of 4 seeds) and planes x1.04, so those keep a quarter;
-        * a skewed column most of whose rows lie in a few of its logarithmic cells: finer cells over those
-          (:mod:`~dpsynth.data.discover.dense`);
+        * a column most of whose rows lie in a few of its cells (logarithmic, or linear and not integral since
+          issue 27's ``nettfa``): finer cells over those (:mod:`~dpsynth.data.discover.dense`);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
 
         The bounds are the support's outer edges (:func:`support`) and the noisy counts (clipped at 0) give the
@@ -555,8 +555,10 @@ class ColumnDiscovery:
                 return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
-            return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
-        elif self.log_from is not None and (run := dense_run(noisy, grid, rest, integral, self.log_from)):
+            if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:
+                return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
+            return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: narrower than the zoom)
+        elif (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)
         else:
             again = rest.histogram(self.profile.cell_counts(grid), f"rows per fine cell, again ({grid.size - 1} "

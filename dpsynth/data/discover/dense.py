@@ -24,6 +24,26 @@ hand 0.004/0.006) and the table's 2-way L1 from 0.140 to 0.069 (mean of seeds 0-
 0.903, 0.921, 1.0, 1.030, 1.083, 88.5.  Of the 68 seen tables (discovery alone, seeds 0-3) no other column takes
 this path.
 
+A column on linear fine cells takes the same path (issue 27, retirement_401k's ``nettfa``: net assets in
+thousands, signed, -503 to 1,537, 6 % zeros, deciles -4.8, -1.5, 0, 0.33, 2, 5.6, 12.8, 26.5, 58).  Its 24 %
+negatives keep it from being skewed, so its first fine cells are linear, 5 wide over [-15, 200), and its quantile
+edges fell on them: [-15, -5, 0, 0, 5, 10, 20, 45, 150], 8 bins (duplicate quantiles merge), the decoder spreading
+half the rows evenly over [0, 5).  Its dense run [-15, 35) gets 50 cells of 1 and the edges [-15, -4, -1, 0, 0, 2, 5,
+14, 30, 55, 150] (seed 2).  A linear run mostly made of the column's exact zeros (the profile's noisy count:
+:data:`ZERO_RUN`) is left alone, as the logarithmic rule leaves the zero cell, and so is an integral column's
+(its cells measured again, averaged): with them too, 19 of 98 seen tables' schemas changed (seeds 2-3), mostly
+counts such as phone_churn's calls given 10-11 bins for 7-8, and zero-config 2-way L1 moved by x1.000 (seeds 2-3;
+retirement_401k x0.918, scorecard x0.862, but phone_churn x1.141, credit x1.075, alcohol_abuse x1.044,
+lending_club x1.043); seeds 4-5 of nine of them x1.010 (phone_churn x1.071 again, 4 seeds of 4 worse).  Not
+integral: 6 seen tables' schemas changed on seeds 2-3 (98 screened), 4 more columns on seeds 4-5; zero-config 2-way
+L1 on seeds 2-5, geometric mean x0.999 over 26 table-seeds: retirement_401k 0.1228 → 0.1036 on seed 2 (``nettfa``'s
+1-way TV 0.096 → 0.047; the one seed of 2-5 whose ``nettfa`` was on cells of 5, the others zoomed), randhie x0.992,
+innsbruck_rain x1.002, school_spending x1.009 (seed 2 x1.068, seed 3 x0.971), gss_wages x1.015 (seed 4 x1.059),
+county_murders x1.018 (seed 2 x0.964, seed 3 x1.117), abortion x1.005 and nafld_cohort x1.016 (one seed each).
+With :data:`WITHIN` too (3 column-seeds more, of 392 screened: seeds 2-5 of 98 seen tables): retirement_401k's
+seed 4 0.2306 → 0.1303 (``nettfa`` 5 bins → 8) and weather x0.946 and x0.931 (``pressure``, seeds 3 and 4: 7 bins
+→ 10); over the 28 table-seeds whose schemas changed, x0.975 (retirement_401k x0.831 over seeds 2-5).
+
 The finer histogram is one charged histogram over public edges (round widths inside the run, chosen from noisy
 counts): two outer cells, [first cell's lower edge, run) and [run, last cell's upper edge), take the rows outside
 the run (so each row is in exactly one cell: sensitivity as for any histogram) and are dropped.
@@ -38,7 +58,7 @@ import numpy as np
 from dpsynth.data.discover.noise import FILL, FINE_CELLS, MIN_CELLS, ColumnBudget, fine_cells, support
 from dpsynth.data.discover.zoom import widen
 
-__all__ = ["DENSE_MASS", "FINER", "dense_run", "measure_dense"]
+__all__ = ["DENSE_MASS", "FINER", "WITHIN", "ZERO_RUN", "dense_run", "measure_dense"]
 
 DENSE_MASS = 0.8
 """The dense run is the fewest adjacent cells of the first fine histogram holding this share of its noisy rows
@@ -50,14 +70,29 @@ FINER = 4.0
 first histogram's cells are fine enough there and the rest of the budget measures them again (to average)."""
 
 
+WITHIN = 8
+"""A column on linear cells whose support the first fine histogram would zoom onto (:mod:`~dpsynth.data.discover.zoom`)
+measures its dense run finer instead when the run spans at most 1/WITHIN of the support's cells: a support
+stretched by a tail (retirement_401k's ``nettfa`` on seed 4: [-100, 3000], cells of 50, 80 % of the rows in [-20,
+50)) would be zoomed onto cells as coarse as the first's, and its edges were [-100, -50, 0, 0, 50, 100, 3000]."""
+
+ZERO_RUN = 0.5
+"""A column on linear fine cells (not skewed) has a dense run only when its exact zeros (the profile's noisy
+count) hold under ZERO_RUN of the run's noisy rows: a run that is mostly a zero spike is the point mass's
+(points.py), and finer cells would not resolve it."""
+
+
 def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral: bool,
-              log_from: float) -> tuple[int, int, np.ndarray] | None:
+              log_from: float | None, zeros: tuple | None = None, *,
+              within: tuple[int, int] | None = None) -> tuple[int, int, np.ndarray] | None:
     """(first cell, last cell, finer edges over them) of the dense run of a noisy fine histogram ``noisy`` over
     ``grid`` (see the module docstring), or None when there is none worth measuring finer with ``rest``.  The run
     must lie in the logarithmic cells (from ``log_from``): the one cell below them holds a column's zeros, whose
     point mass has its own measurement (points.py) and which finer cells would not resolve (adult's
-    ``capital-gain`` and kddcup99's ``dst_bytes``, mostly 0, had runs [0, 3000) and [0, 100)).
-    Post-processing of noisy counts and public constants."""
+    ``capital-gain`` and kddcup99's ``dst_bytes``, mostly 0, had runs [0, 3000) and [0, 100)).  On linear cells
+    (``log_from`` None) the column must not be ``integral`` and a run holding 0 must not be mostly its ``zeros``
+    (the profile's noisy count of exact zeros: :data:`ZERO_RUN`).  Post-processing of noisy counts and public
+    constants."""
     mass = np.clip(np.asarray(noisy, dtype=float), 0, None)
     cells = mass.size
     total = float(mass.sum())
@@ -71,10 +106,14 @@ def dense_run(noisy: np.ndarray, grid: np.ndarray, rest: ColumnBudget, integral:
     starts = np.flatnonzero(ok)
     best = int(starts[np.argmin(ends[ok] - starts)])
     a, b = best, int(ends[best]) - 1
-    if (b - a + 1) * 4 > cells or grid[a] < log_from:
-        return None
     lo, hi = float(grid[a]), float(grid[b + 1])
     run_rows = float(csum[b + 1] - csum[a])
+    zero = 0.0 if zeros is None else float(zeros[0])
+    if (b - a + 1) * 4 > cells or (grid[a] < log_from if log_from is not None else
+                                   (integral or lo <= 0 < hi and zero >= ZERO_RUN * run_rows)):
+        return None
+    if within is not None and (log_from is not None or (b - a + 1) * WITHIN > within[1] - within[0] + 1):
+        return None
     want = int(np.clip(run_rows / (FILL * rest.block_cut(1, FINE_CELLS)), MIN_CELLS, FINE_CELLS))
     finer = _equal(lo, hi, want, integral)
     if finer.size < 3 or float(np.diff(finer).max()) * FINER > float(np.diff(grid[a:b + 2]).min()):
