@@ -463,11 +463,9 @@ class ColumnDiscovery:
           empty: :func:`~dpsynth.data.discover.tied.kept_sides`), else partition selection over its observed
           integers (with δ), whose kept values give the bounds and, when few, one bin each;
         * a support in at most a quarter of the cells (half, for a column that is not integral): a second
-          histogram over the support only (zoom).  Half since session 12: jobless_benefits' ``rr`` filled 10 of
-          28 cells of 0.05 and decoded its 740 rows in [0.515, 0.525) evenly over [0.5, 0.55) (1-way TV 0.163
-          noise-free).  Zero-config 2-way L1, 14 seen tables, seeds 2-5: geometric mean x0.970 (jobless x0.929,
-          diamonds x0.774, chem_alevels x0.913; none worse than gss_wages x1.007); for integral columns too it
-          was x0.969 but nlswork x1.071 (4 of 4 seeds) and planes x1.04, so those keep a quarter;
+          histogram over the support only (zoom; or a dense run inside it, dense.py).  Half since session 12
+          (jobless_benefits' ``rr``: 740 rows in [0.515, 0.525) decoded over [0.5, 0.55)): 14 seen tables x0.970,
+          seeds 2-5; integral columns too was x0.969 but nlswork x1.071, planes x1.04, so those keep a quarter;
         * a column most of whose rows lie in a few of its cells (logarithmic, or linear and not integral since
           issue 27's ``nettfa``): finer cells over those (:mod:`~dpsynth.data.discover.dense`);
         * otherwise: the same histogram measured again, the two averaged with inverse-variance weights.
