@@ -619,3 +619,31 @@ def test_nothing_past_the_profile_cut_with_negative_sums_is_not_a_date_column(mo
     table = pd.DataFrame({"v": [None] * 390 + ["5", "70", "1200", "3", "40", "8", "15", "900", "2", "60"]})
     found, _ = _discover(table, {"epsilon": 1.0, "delta": 1e-6}, seed=0)
     assert found.schema["columns"]["v"]["type"] != "datetime"
+
+
+def test_a_heap_beside_many_day_numbers_is_a_point_mass_not_the_bounds(monkeypatch):
+    """aids_australia's ``death`` (session 15's closing check): days since 1960, spread over ~3,000 integers in
+    three cells of 1,000, with 37.5 % at the end of observation.  The selection over its integers kept that one
+    value and it became the bounds [11503, 11504]: every other row clamped (1-way TV 0.60).  The kept integers now
+    give the bounds only when they hold most of the rows; here the column is binned over the spread and the heap
+    is a point mass.  With the noisy outputs replayed, a table whose heap holds 93 % of the rows and every other day one row (where the true
+    counts would say "tied") gives the same schema: only noisy counts decide (mutant: the test reads true counts)."""
+    rng = np.random.default_rng(5)
+    n = 2843
+    heap = np.full(int(0.375 * n), 11504)
+    days = rng.choice(np.arange(8469, 11504), size=200, replace=False)  # (200 days, about 9 rows each)
+    spread = rng.choice(days, size=n - heap.size)
+    a = pd.DataFrame({"death": np.concatenate([heap, spread]), "k": rng.choice(["x", "y"], size=n)})
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    raw = {"epsilon": 0.2, "delta": 1e-6}
+    found, _ = _discover(a, raw, seed=0)
+    spec = found.schema["columns"]["death"]
+    assert any("not tied" in x for x in found.columns["death"]["learned"]), found.columns["death"]["learned"]
+    assert spec["edges"][0] <= float(np.quantile(spread, 0.1)) and 11504 in [round(e + 0.5) for e in spec["edges"]]
+    coupling.mode = "replay"
+    distinct = np.unique(spread[spread != 11504])  # (the same observed values, other counts: 1 row each)
+    b = a.copy()
+    b["death"] = np.concatenate([np.full(n - distinct.size, 11504), distinct])
+    found2, _ = _discover(b, raw, seed=0)
+    assert found2.schema == found.schema

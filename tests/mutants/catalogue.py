@@ -829,6 +829,14 @@ MUTANTS += [
          old="        few, units = which(noisy, found, first, width,",
          new="        few, units = which(self.profile.cell_counts(grid) * 1.0, found, first, width,",
          tests=["tests/data/test_discover_smallints.py::test_tied_years_are_read_off_noisy_counts_only"]),
+    dict(id="discover-tied-held-true-counts", file="dpsynth/data/discover/tied.py",
+         why="session 15 (aids_australia's death): whether the integers kept for tied values hold most of the rows "
+             "read off their true counts",
+         old="    return values if held_most(col, values, budget.sd) else None",
+         new="    t = dict(zip(labels, counts))\n"
+             "    return values if held_most(col, (values[0], np.array([t.get(v, 0) for v in values[0]], "
+             "dtype=float)), budget.sd) else None",
+         tests=["tests/data/test_discover.py::test_a_heap_beside_many_day_numbers_is_a_point_mass_not_the_bounds"]),
     dict(id="discover-tied-sides-true-counts", file=DCOL,
          why="issue 27 (tied bounds): whether rows lie past the per-integer support read off the true counts per "
              "integer",

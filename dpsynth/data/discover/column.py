@@ -48,7 +48,7 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tail import reached
-from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, which
+from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, tied_values, which
 from dpsynth.data.discover.values import (
     Selected,
     few_distinct,
@@ -547,10 +547,10 @@ class ColumnDiscovery:
                 return lo, hi, (blocks, np.clip(sums, 0, None).astype(float)), None
             sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
             mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
-        elif few and delta > 0:
-            values = self._integers(rest, delta)  # the rest of the budget is spent here, whatever it finds
-            if values is not None:
-                return float(values[0][0]), float(values[0][-1]), None, values
+        elif few and delta > 0 and (values := tied_values(self, (halves := rest.split(0.5))[0], delta)) is not None:
+            return float(values[0][0]), float(values[0][-1]), None, values  # (tied.py: kept integers holding most rows)
+        elif few and delta > 0 and (wide := widen(found, grid, self.core, noisy, first, self.margins)) is not None:
+            return (*zoom(self, halves[1], grid, wide, integral, cells), None)  # (not tied: the other half zooms)
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:
@@ -588,13 +588,3 @@ class ColumnDiscovery:
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
         self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)
         self.evidence.cell_counts = np.asarray(noisy, dtype=float)
-
-    def _integers(self, budget: ColumnBudget, delta: float):
-        """Partition selection over its observed integers: (sorted kept values, noisy counts) or None if none passes."""
-        labels, counts = self.profile.integer_counts()
-        idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
-        if idx.size == 0:
-            return None
-        order = np.argsort(labels[idx])
-        self.learned.append(f"{idx.size} integer values by partition selection (tied values in a narrow range)")
-        return labels[idx][order], np.clip(noisy[order], 0, None).astype(float)

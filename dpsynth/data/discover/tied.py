@@ -31,9 +31,13 @@ import math
 
 import numpy as np
 
+from dpsynth.data.discover.heaps import HEAP_SHARE
 from dpsynth.data.discover.noise import ColumnBudget, support
+from dpsynth.data.discover.points import PointMasses
+from dpsynth.data.discover.zoom import TIED
 
-__all__ = ["KEEP", "SPIKE", "TRIM", "kept_sides", "past_mass", "per_integer", "tied_cells", "which"]
+__all__ = ["KEEP", "SPIKE", "TRIM", "held_most", "kept_sides", "past_mass", "per_integer", "tied_cells", "tied_values",
+           "which"]
 
 SPIKE = 6.0
 """Few integers for the rows are measured one cell each only when a cell of the support holds SPIKE times the
@@ -51,6 +55,45 @@ botswana's ``yearfm`` to [74, 88] (its 50-73, 600 rows, stood 2.4 sds on one see
 wide cells instead of the edge's density, ``agefm`` lost its 15s and 16s (13% of the rows, 30% of their cell),
 and at a quarter who's survey years (1980-2013, 7,000 rows, cells of 200) kept [1800, 2014] or [1980, 2200] on
 2 seeds of 4."""
+
+
+def tied_values(col, budget: ColumnBudget, delta: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Partition selection over a column's observed integers (tied values in a range too long for one cell each,
+    with half the rest of its budget): (sorted kept values, noisy counts) when they hold most of its rows
+    (:func:`held_most`), else None (the other half zooms, :meth:`~dpsynth.data.discover.column.ColumnDiscovery._fine`)."""
+    labels, counts = col.profile.integer_counts()
+    idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
+    if idx.size == 0:
+        return None
+    order = np.argsort(labels[idx])
+    col.learned.append(f"{idx.size} integer values by partition selection (tied values in a narrow range)")
+    values = labels[idx][order], np.clip(noisy[order], 0, None).astype(float)
+    return values if held_most(col, values, budget.sd) else None
+
+
+def held_most(col, values: tuple[np.ndarray, np.ndarray], sd: float) -> bool:
+    """Whether the integers partition selection kept for tied values in a range too long for one cell each
+    (``values``: sorted values and their noisy counts, noise ``sd``) hold :data:`~dpsynth.data.discover.zoom.TIED`
+    of the column's noisy non-null rows (plus one sd of the sums' noise): only then are they the column's values and
+    bounds.  Otherwise the column is binned on its first fine histogram and the kept integers holding
+    HEAP_SHARE/bins of the rows become point masses (``col.label_points``, as
+    :func:`~dpsynth.data.discover.values.label_values` leaves them).  Post-processing of noisy counts.
+
+    Issue 27, session 15's closing check: aids_australia's ``death`` (days since 1960, 8469-11504, 37.5 % at the
+    end of observation 11504) spans three cells of 1,000; selection over its 2,843 rows kept 11504 alone and the
+    bounds became [11503, 11504]: every other row clamped to 11503 (1-way TV 0.60, the table's 2-way L1 0.57
+    against the hand schema's 0.15)."""
+    kept, counts = values
+    non_null = float(col.non_null or max(1.0, counts.sum()))
+    slack = math.sqrt(counts.size * sd**2 + float(getattr(col, "non_null_sd", 0.0)) ** 2)
+    if float(counts.sum()) + slack >= TIED * non_null:
+        return True
+    keep = counts >= HEAP_SHARE * non_null / (col.hint.bins or col.spec.bins)
+    col.label_points = PointMasses(kept[keep], counts[keep], np.zeros(int(keep.sum())),
+                                   "values released by partition selection")
+    col.learned.append(f"not tied: the {counts.size} integers kept hold about {counts.sum() / non_null:.0%} of the "
+                       f"rows: binned, {int(keep.sum())} of them as point masses")
+    return False
 
 
 def kept_sides(cells: np.ndarray, noisy: np.ndarray, inner: tuple[int, int], sd: float, grid: np.ndarray,
