@@ -547,10 +547,9 @@ class ColumnDiscovery:
                 return lo, hi, (blocks, np.clip(sums, 0, None).astype(float)), None
             sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
             mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
-        elif few and delta > 0 and (values := tied_values(self, (halves := rest.split(0.5))[0], delta)) is not None:
-            return float(values[0][0]), float(values[0][-1]), None, values  # (tied.py: kept integers holding most rows)
-        elif few and delta > 0 and (wide := widen(found, grid, self.core, noisy, first, self.margins)) is not None:
-            return (*zoom(self, halves[1], grid, wide, integral, cells), None)  # (not tied: the other half zooms)
+        elif few and delta > 0:  # (the rest of the budget is spent here, whatever it finds)
+            if (values := tied_values(self, rest, delta)) is not None:  # (tied.py: kept integers holding most rows)
+                return float(values[0][0]), float(values[0][-1]), None, values
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:

@@ -59,8 +59,8 @@ and at a quarter who's survey years (1980-2013, 7,000 rows, cells of 200) kept [
 
 def tied_values(col, budget: ColumnBudget, delta: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Partition selection over a column's observed integers (tied values in a range too long for one cell each,
-    with half the rest of its budget): (sorted kept values, noisy counts) when they hold most of its rows
-    (:func:`held_most`), else None (the other half zooms, :meth:`~dpsynth.data.discover.column.ColumnDiscovery._fine`)."""
+    with the rest of its budget): (sorted kept values, noisy counts) when they hold most of its rows
+    (:func:`held_most`), else None (the first fine histogram gives the bins)."""
     labels, counts = col.profile.integer_counts()
     idx, noisy = budget.partition(counts, delta, what="rows per observed integer")
     if idx.size == 0:
@@ -82,7 +82,10 @@ def held_most(col, values: tuple[np.ndarray, np.ndarray], sd: float) -> bool:
     Issue 27, session 15's closing check: aids_australia's ``death`` (days since 1960, 8469-11504, 37.5 % at the
     end of observation 11504) spans three cells of 1,000; selection over its 2,843 rows kept 11504 alone and the
     bounds became [11503, 11504]: every other row clamped to 11503 (1-way TV 0.60, the table's 2-way L1 0.57
-    against the hand schema's 0.15)."""
+    against the hand schema's 0.15).  Now 3 bins of 1,000 and a point at 11504 (the table's 2-way L1, seeds
+    0-3: 0.56 → 0.27-0.32).  Letting the selection have half the rest and a zoom the other half when it fails gave ``death``
+    and ``diag`` 8-10 bins (seeds 0-3: 0.56 → 0.19-0.23), but numeric ids and codes take that path too and their
+    finer bins cost the model (anes_therms' ``uid``, 3 → 11 bins: x1.46; seattle_pets' zip codes x1.10): not kept."""
     kept, counts = values
     non_null = float(col.non_null or max(1.0, counts.sum()))
     slack = math.sqrt(counts.size * sd**2 + float(getattr(col, "non_null_sd", 0.0)) ** 2)
