@@ -647,3 +647,31 @@ def test_a_heap_beside_many_day_numbers_is_a_point_mass_not_the_bounds(monkeypat
     b["death"] = np.concatenate([np.full(n - distinct.size, 11504), distinct])
     found2, _ = _discover(b, raw, seed=0)
     assert found2.schema == found.schema
+
+
+@pytest.mark.parametrize(("text_sds", "kind"), [(1.0, "numeric"), (3.0, "categorical")])
+def test_a_text_cell_under_two_sds_types_no_column_text(monkeypatch, text_sds, kind):
+    """Issue 27, session 15: acs_2012's time_to_work (783 numbers, 61% null, a cell sd of 43.5) had no profile cell
+    past the cut on seed 1, and its noisy text cell (26) beat the noisy sum of its 368 number cells (sd 834): typed
+    text, every value went to one placeholder category.  Under FALLBACK_TEXT_SD sds the text cell no longer makes
+    the column text; past them (a thin text column, the sum of the numbers below) it still does."""
+    from dpsynth.data.discover import column
+    from dpsynth.data.discover.noise import ColumnBudget
+
+    real = ColumnBudget.histogram
+
+    def profile(self, counts, measured):
+        if not measured.startswith("rows per kind"):
+            return real(self, counts, measured)
+        out = np.full(np.shape(counts), -1, dtype=np.int64)  # every number cell under the cut, their sum -368
+        out[0] = int(np.asarray(counts)[0])
+        out[1] = round(text_sds * self.sd)  # the text cell: under the cut, over the numbers' sum
+        return out
+
+    monkeypatch.setattr(ColumnBudget, "histogram", profile)
+    assert column.FALLBACK_TEXT_SD == 2.0
+    rng = np.random.default_rng(0)
+    values = rng.choice([5, 10, 15, 20, 30, 45, 60], size=800).astype(object)
+    table = pd.DataFrame({"v": np.concatenate([values, np.full(1200, None, dtype=object)])})
+    found, _ = _discover(table, {"epsilon": 1.0, "delta": 1e-6}, seed=1)
+    assert found.schema["columns"]["v"]["type"] == kind

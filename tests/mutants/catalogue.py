@@ -1246,4 +1246,11 @@ MUTANTS += [
          old="            ident, budget = budget.split(ID_SHARE)\n",
          new="            ident = budget\n",
          tests=["tests/data/test_discover_ident.py"]),
+    # session 15: with no profile cell past the cut, text needs its own cell past FALLBACK_TEXT_SD sds (column.py)
+    dict(id="discover-fallback-text-any-sd", file=DCOL,
+         why="issue 27: with no profile cell past the cut a column is typed text whenever its noisy text cell beats "
+             "the noisy sum of its 368 number cells (acs_2012's time_to_work, 783 numbers, typed text on seed 1)",
+         old="kind = \"categorical\" if text > numbers and text >= FALLBACK_TEXT_SD * budget.sd else \"numeric\"",
+         new="kind = \"categorical\" if text > numbers else \"numeric\"",
+         tests=["tests/data/test_discover.py::test_a_text_cell_under_two_sds_types_no_column_text"]),
 ]
