@@ -77,6 +77,15 @@ def test_flatness_reads_inner_blocks_less_the_noise():
     assert ident.flat(cells[:5], even[:4], 30.0, 0.0, 400.0) is None  # too few blocks to tell
 
 
+def test_flatness_needs_enough_blocks():
+    """A flat histogram of 8 cells within the bounds (a small table's fine grid: forbes_companies' ``rank``,
+    8 cells of 250 over 1-2,000) is not judged: its 6 inner blocks cannot tell a broad hump from flat; 10 are."""
+    cells = np.arange(0.0, 2250.0, 250.0)  # 8 cells
+    assert ident.flat(cells, np.full(8, 250.0), 10.0, 0.0, 2000.0) is None
+    cells = np.arange(0.0, 2200.0, 200.0)  # 10 cells
+    assert ident.flat(cells, np.full(10, 200.0), 10.0, 0.0, 2000.0) == 0.0
+
+
 def test_the_constants_are_the_documented_ones():
     assert (ident.ID_VALUES, ident.ID_SHARE, ident.ID_FLAT, ident.ID_DENSE, ident.ID_SD) == (500, 0.05, 0.2, 0.25, 2.0)
-    assert (ident.ID_BLOCKS, ident.ID_NOISE, ident.ID_START) == (16, 0.1, 0.25)
+    assert (ident.ID_BLOCKS, ident.ID_NOISE, ident.ID_START, ident.ID_MIN_BLOCKS) == (16, 0.1, 0.25, 10)
