@@ -20,6 +20,7 @@ from dpsynth.data.discover.column import FEW_SHARE
 from dpsynth.data.discover.values import LAST_SD, seen_integers
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
+from tests.helpers import Replay
 
 LIKERT = {"c1": [73, 161, 275, 655, 1018, 597], "a2": [47, 126, 151, 553, 1023, 873],
           "n3": [499, 638, 365, 591, 439, 257], "e3": [149, 293, 412, 826, 743, 352]}
@@ -138,28 +139,13 @@ def test_the_few_integers_stages_take_only_what_the_pool_left(seed):
         assert (0.3 + 0.7 * FEW_SHARE) * 1.1 * nominal < used <= nominal * (1 + 1e-9)
 
 
-class _Replay:
-    """Records a discovery's mechanism outputs; replays them on another table."""
-
-    def __init__(self):
-        self.mode, self.calls, self.i = "record", [], 0
-
-    def __call__(self, mechanism, true, output, info):
-        if self.mode == "record":
-            self.calls.append(output)
-            return None
-        out = self.calls[self.i]
-        self.i += 1
-        return out if np.ndim(out) == 0 else np.array(out, copy=True)
-
-
 def test_the_last_buckets_rows_are_read_off_noisy_counts_only(monkeypatch):
     """The Likert items at the cheap stage (FEW_SHARE of the rest), seed 0: the 6s of ``c1`` kept by the last
     bucket's rows past the fine bounds (seeds 0-11: kept on 12, 8 without the rule; ``e3``'s on 7, none without).
     Then the 6s moved to 5 with the outputs replayed: the same schema (a rule on the true rows of 6 would drop
     them) and the same ledger."""
     monkeypatch.setattr(allot, "FEW_TARGET", 0.0)
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, ledger, _ = _discover(_likert(), 0)
     assert found.schema["columns"]["c1"]["edges"][-1] == 6.5
@@ -174,7 +160,7 @@ def test_the_stages_share_is_read_off_the_noisy_rows_only(monkeypatch):
     """``flag`` and ``kids`` alone on a thin budget (their stages sized between the floor and the whole rest),
     then the flag two-thirds null with the outputs replayed: the same schema and ledger (a share sized to the true
     non-null rows would charge another amount)."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     table = _with_labels(0)[["flag", "kids"]]
     found, ledger, _ = _discover(table, 0, columns=12)

@@ -33,6 +33,7 @@ from dpsynth.modelfile import config_document
 from dpsynth.models.condition import parse_where
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger
+from tests.helpers import Replay
 
 
 def _table(n: int = 4000, seed: int = 0) -> pd.DataFrame:
@@ -129,26 +130,11 @@ def test_a_step_is_not_asked_where_the_cell_refuting_it_could_fall_under_the_cut
             assert any("no step asked" in note for note in found.columns["age"]["learned"]), (eps, seed)
 
 
-class _Replay:
-    """Records a discovery's mechanism outputs; replays them on another table."""
-
-    def __init__(self):
-        self.mode, self.calls, self.i = "record", [], 0
-
-    def __call__(self, mechanism, true, output, info):
-        if self.mode == "record":
-            self.calls.append(output)
-            return None
-        out = self.calls[self.i]
-        self.i += 1
-        return out if np.ndim(out) == 0 else np.array(out, copy=True)
-
-
 def test_the_step_is_read_off_noisy_counts_only(monkeypatch):
     """Discovery on D (a lattice), then on D shifted off the lattice by 1 with D's noisy outputs replayed: the
     same schema, step included.  The step depends on the data only through its mechanism."""
     d = _table(2000)[["wind"]]
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, _ = _discover(d, seed=4)
     assert found.schema["columns"]["wind"]["step"] == 5

@@ -26,6 +26,7 @@ from dpsynth.data.discover.values import FEW_MARGIN_NEXT, FEW_MARGIN_SD, seen_in
 from dpsynth.data.discover.zoom import MARGIN_SD, widen
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
+from tests.helpers import Replay
 
 GRID = np.arange(1.5, 10.6, 1.0)  # unit cells for the integers 2 … 10
 
@@ -97,21 +98,6 @@ def test_a_few_integers_column_keeps_its_thin_integer():
     assert edges == [1.5, 2.5, 3.5, 4.5]
 
 
-class _Replay:
-    """Records a discovery's mechanism outputs; replays them on another table."""
-
-    def __init__(self):
-        self.mode, self.calls, self.i = "record", [], 0
-
-    def __call__(self, mechanism, true, output, info):
-        if self.mode == "record":
-            self.calls.append(output)
-            return None
-        out = self.calls[self.i]
-        self.i += 1
-        return out if np.ndim(out) == 0 else np.array(out, copy=True)
-
-
 def test_the_twos_the_profile_missed_are_kept_by_the_margin(monkeypatch):
     """300 twos (3.2 σ in the profile's bucket: under its cut at seed 3, its support is [3, 5)); the margin keeps
     them (averaged 3.8 σ); with no margin reached (as before) they are lost (seeds 0-11: kept on 11, before 6)."""
@@ -124,7 +110,7 @@ def test_the_twos_the_profile_missed_are_kept_by_the_margin(monkeypatch):
 def test_the_margins_are_read_off_noisy_counts_only(monkeypatch):
     """Discovery on D (the twos of the test above), then on D' (the twos moved to 4) with D's noisy outputs
     replayed: the same schema."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found = _discover(_table(twos=300), seed=3)
     assert found.schema["columns"]["college"]["edges"][0] == 1.5
@@ -164,7 +150,7 @@ def test_an_integral_range_reads_only_noisy_counts(monkeypatch):
     """Classes 1-9 whose 1s the profile misses (its support from [3, 5) at seed 0): the range's lower end is
     [1, 1.5), moved out from [1.5, 2) by the public edges; with the 1s moved to 9 and the outputs replayed, the
     same schema and range (an end read off the true smallest number would differ)."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found = _discover(_classes(), seed=0)
     assert "coarse range [1, 20) (noisy logarithmic buckets)" in found.columns["college"]["learned"]
@@ -254,7 +240,7 @@ def test_the_few_integers_margins_read_noisy_counts_only(monkeypatch, seed):
     """Discovery on D (the fives above), then on D' (the fives moved to 4) with D's noisy outputs replayed: the same
     schema (bounds read off the true rows of the margin bucket would end at 4; at seed 2 the fives are kept by the
     profile's count and the fine cell of 5 averaged, which the cell's true rows, none in D', would drop)."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found = _discover(_fives(), seed=seed)
     assert found.schema["columns"]["college"]["edges"][-1] == 5.5

@@ -27,6 +27,7 @@ from dpsynth.data.discover.tied import SPIKE, kept_sides, past_mass, tied_cells,
 from dpsynth.data.discover.values import seen_integers
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition
+from tests.helpers import Replay
 
 SIGMA = 20.0
 N = 4000
@@ -148,21 +149,6 @@ def test_few_integers_for_the_rows_are_measured_one_cell_each():
     assert np.all(np.diff(cells) == 1.0) and cells[0] <= 0.5 and cells[-1] >= 103.5
 
 
-class _Replay:
-    """Records a discovery's mechanism outputs; replays them on another table."""
-
-    def __init__(self):
-        self.mode, self.calls, self.i = "record", [], 0
-
-    def __call__(self, mechanism, true, output, info):
-        if self.mode == "record":
-            self.calls.append(output)
-            return None
-        out = self.calls[self.i]
-        self.i += 1
-        return out if np.ndim(out) == 0 else np.array(out, copy=True)
-
-
 def test_tied_years_are_read_off_noisy_counts_only(monkeypatch):
     """Survey years (even, 1978-2012) at a budget whose rows fill few cells (σ ≈ 60 on the first fine histogram:
     cells of a few hundred years, the support two cells): tied, one cell per integer.  On D' (the years moved to
@@ -171,7 +157,7 @@ def test_tied_years_are_read_off_noisy_counts_only(monkeypatch):
     d = pd.DataFrame({"year": 1978 + 2 * rng.integers(0, 18, size=6000)})
     rho = 1.0 / (2.0 * 60.0**2) / (0.6 * 0.7)
     spec = parse_discover({"epsilon": 1.0, "delta": 5e-7})
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found = discover_schema(d, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()), rng=np.random.default_rng(2),
                             rho=rho)
@@ -239,7 +225,7 @@ def test_tied_bounds_are_read_off_noisy_counts_only(monkeypatch):
     rho = 1.0 / (2.0 * 53.0**2) / (0.6 * 0.7)
     spec = parse_discover({"epsilon": 1.0, "delta": 5e-7})
     for seed, more in ((17, [12.0, 29.0]), (3, [30.0])):
-        replay = _Replay()
+        replay = Replay()
         monkeypatch.setattr(mechanisms, "recorder", replay)
         found = discover_schema(d, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()),
                                 rng=np.random.default_rng(seed), rho=rho)

@@ -26,6 +26,7 @@ from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.tail import DECADES, TAIL_SHARE
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
+from tests.helpers import Replay
 
 TERMS = np.array([6, 12, 18, 24, 30, 36, 42, 48, 54, 60])
 TERM_P = np.array([0.01, 0.03, 0.02, 0.08, 0.01, 0.21, 0.01, 0.19, 0.01, 0.43])
@@ -64,26 +65,11 @@ def test_decades_asked_only_when_the_profile_shows_zeros_alone():
     assert DECADES[0] < -1e8 and DECADES[-1] > 1e8 and 0.0 in DECADES
 
 
-class _Replay:
-    """Records a discovery's mechanism outputs; replays them on another table."""
-
-    def __init__(self):
-        self.mode, self.calls, self.i = "record", [], 0
-
-    def __call__(self, mechanism, true, output, info):
-        if self.mode == "record":
-            self.calls.append(output)
-            return None
-        out = self.calls[self.i]
-        self.i += 1
-        return out if np.ndim(out) == 0 else np.array(out, copy=True)
-
-
 def test_the_tail_and_the_factor_three_are_read_off_noisy_counts_only(monkeypatch):
     """Discovery on D, then on D' (no tail: debt all 0; terms 2 more, off the multiples of 3) with D's noisy
     outputs replayed: the same schema (tail bounds and step 6 included)."""
     d = _table(4)
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, _ = _zcdp(d, seed=4)
     assert found.schema["columns"]["term"].get("step") == 6 and found.schema["columns"]["debt"]["edges"][-1] >= 5000
@@ -136,7 +122,7 @@ def test_the_rows_a_step_must_hold_are_the_profiles_noisy_count(monkeypatch):
     """On D the cell of 2000 alone passes the cut but holds a third of the nonzero numbers: no step.  On D' (the
     spread amounts replaced by zeros) with D's noisy outputs replayed: the same schema, no step 2000."""
     d = _assets(0, n=6000)  # (6,000 rows: the step histogram is asked, lattice.LATTICE_ROWS; at 4,000 it is not)
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, _ = _zcdp(d, seed=0)
     assert "step" not in found.schema["columns"]["assets"]
