@@ -33,7 +33,7 @@ Rules (from the measurements in docs/estimator.md, "``algorithm: auto``"):
 1. δ > 0 otherwise: ``mwem`` (default ``pgm`` variant) under zCDP with Gaussian noise — the
    estimator-in-the-loop MWEM was the most accurate release on every table of the
    grid, and Gaussian noise composes more tightly over its rounds.  Rules 1 and 3 run it with
-   :func:`mwem_params` (a 20,000-cell model, 15 mirror-descent steps per round): Adult's 3-way L1
+   :func:`mwem_params` (an 80,000-cell model, 15 mirror-descent steps per round): Adult's 3-way L1
    0.151 → 0.120 at ε = 1 and 0.210 → 0.190 at ε = 0.3 (docs/aim.md, "Issue 28").  Under rule 1, where n·ε per cell of a
    workload marginal is at least :data:`ANNEAL_SIGNAL` (10), ``anneal`` is :data:`ZCDP_ANNEAL` (√2):
    held-out ε = 1, 3 seeds, 3-way L1 adult_test 0.1788 → 0.1731, COMPAS 0.1444 → 0.1369
@@ -98,11 +98,16 @@ def composition(params: Params, privacy):
     return ZCDPComposition() if privacy.delta > 0 else BasicComposition()
 
 
-MWEM_PARAMS: dict[str, object] = {"variant": "pgm", "model_cells": 20_000, "round_iterations": 15, "compress": True,
+MWEM_PARAMS: dict[str, object] = {"variant": "pgm", "model_cells": 80_000, "round_iterations": 15, "compress": True,
                                   "absent": True}
 """``mwem``'s parameters under rules 0a, 1 and 3: with the routed model-size bound
 (:func:`~dpsynth.algorithms.mwem_pgm.merged_cells`) a 20,000-cell model kept Adult's 3-way L1 of a 200,000-cell
-one (0.118 vs 0.117, 3 seeds, ε = 1) at a third of its CPU time, and 15 mirror-descent steps per round
+one (0.118 vs 0.117, 3 seeds, ε = 1) at a third of its CPU time; on the raw tables of issue 27 (benchmarks/README,
+"Session 16") 80,000 cells beat 20,000 wherever the model filled them: hand-written schemas, 12 tables of 28,000-100,000
+rows, seeds 0-1, 2-way L1 x0.919 (movies 0.118 → 0.095, nesarc_drinks x0.67, flights x0.80; worst scorecard x1.09),
+discovered schemas x0.933 over 21 tables (seeds 2-3; no table worse, the small ones unchanged), same CPU time within
+noise (119 s → 105 s for the 12); on six dev tables adult x0.865, star x0.837 (but 18 s → 72 s), wage x1.056,
+loans x1.014, pums and kddcup99 unchanged; 200,000 against 80,000 was x0.997 with movies x1.33.  And 15 mirror-descent steps per round
 (warm start) lost nothing against 30 (docs/aim.md, "Measurements").  ``compress``: rare values (noisy 1-way
 count below 3 noise deviations) share a bin in the rounds' measurements, as MST does: held-out ε = 1, δ = 10⁻⁹,
 3-way L1 COMPAS 0.1433 → 0.1319 (6 seeds), adult_test 0.1656 → 0.1605 (3 seeds) (docs/aim.md, "Issue 28:

@@ -28,12 +28,14 @@ def test_rules():
 
 
 def test_mwem_model_bound_leaves_room_for_a_wide_domain():
-    """The 20,000-cell bound of rules 1 and 3 grows to twice the 1-way model's cells (at most mwem's 200,000)."""
-    assert auto.mwem_params((2, 2, 2))["model_cells"] == auto.MWEM_PARAMS["model_cells"]
-    assert auto.mwem_params((500,) * 40)["model_cells"] == 40_000
+    """The 80,000-cell bound of rules 1 and 3 grows to twice the 1-way model's cells (at most mwem's 200,000)."""
+    assert auto.MWEM_PARAMS["model_cells"] == 80_000
+    assert auto.mwem_params((2, 2, 2))["model_cells"] == 80_000
+    assert auto.mwem_params((500,) * 40)["model_cells"] == 80_000
+    assert auto.mwem_params((1500,) * 40)["model_cells"] == 120_000
     assert auto.mwem_params((5000,) * 40)["model_cells"] == 200_000
-    wide = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=10**5, epsilon=1.0, sizes=(500,) * 40)[1]
-    assert wide["model_cells"] == 40_000
+    wide = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=10**5, epsilon=1.0, sizes=(1500,) * 40)[1]
+    assert wide["model_cells"] == 120_000
 
 
 def test_low_signal_rule():
