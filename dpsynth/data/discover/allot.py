@@ -4,7 +4,9 @@ it needs, so that wide tables do not starve the columns that need most (issue 27
 Every column to learn has an equal nominal allotment (the budget over the columns, basic composition or zCDP).
 The columns then run in four phases, each reading only mechanism outputs of the phases before it:
 
-1. **profiles**: every column's profile (:data:`~dpsynth.data.discover.column.PROFILE_SHARE` of its allotment);
+1. **profiles**: every column of unknown kind first counts four cells, null, text, dates and numbers
+   (:data:`~dpsynth.data.discover.kind.KIND_SHARE` of its allotment): a column of text stops there (its stage
+   has the rest); every other column's profile follows (:data:`~dpsynth.data.discover.column.PROFILE_SHARE`);
 2. **stages**: a numeric or date column's stage gets the rest of its allotment; a categorical column its probe
    (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of the rest); a column of few integers (an integral coarse
    range of at most 2·bins values) waits for phase 4, with :data:`~dpsynth.data.discover.column.FEW_SHARE` of
