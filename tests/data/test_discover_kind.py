@@ -36,22 +36,25 @@ def _discover(table, seed=0, kind_first=True):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_text_column_skips_its_profile_and_its_stage_has_the_rest(seed):
-    """The text column spends KIND_SHARE of its allotment on four cells and no profile; its probe has
-    PROBE_SHARE of the rest.  The number column spends the four cells, its profile (PROFILE_SHARE of its
-    allotment) and its stage: the profile's type, range and bins as before."""
+    """The text column spends KIND_SHARE of its allotment on four cells and no profile; the number column spends
+    the four cells, its profile (PROFILE_SHARE of its allotment) and its stage, which gets the four cells' cost
+    back from the text column's savings (kind.refund): the text column's probe has PROBE_SHARE of 1 − 2·KIND_SHARE
+    of its allotment.  The profile's type, range and bins as before; the total within the budget.  Mutant: the
+    four cells charged without taking them from the rest."""
     found, ledger = _discover(_table(seed=seed), seed)
     allot = 2.0 / 2
     text = [c for c in ledger.charges if c.measured.startswith("colour:")]
     assert text[0].measured.startswith("colour: rows per kind (null, text, dates, numbers: 4 cells)")
     assert text[0].epsilon == pytest.approx(KIND_SHARE * allot)
     assert not any("logarithmic bucket" in c.measured for c in text)
-    assert text[1].epsilon == pytest.approx(PROBE_SHARE * (1 - KIND_SHARE) * allot)
+    assert text[1].epsilon == pytest.approx(PROBE_SHARE * (1 - 2 * KIND_SHARE) * allot)
     assert found.schema["columns"]["colour"]["categories"] == ["red", "green", "blue"]
     assert any("4 cells; no profile" in x for x in found.columns["colour"]["learned"])
     number = [c for c in ledger.charges if c.measured.startswith("age:")]
     assert number[0].epsilon == pytest.approx(KIND_SHARE * allot)
     assert "logarithmic bucket" in number[1].measured and number[1].epsilon == pytest.approx(PROFILE_SHARE * allot)
     assert found.schema["columns"]["age"]["type"] == "numeric"
+    assert math.fsum(c.epsilon for c in number[2:]) == pytest.approx((1 - PROFILE_SHARE) * allot)
     assert math.fsum(c.epsilon for c in ledger.charges) <= 2.0 * (1 + 1e-9)
 
 
@@ -104,3 +107,16 @@ def test_a_zero_config_release_of_a_small_table_reads_its_text_columns_kind_firs
         report = json.loads(out.with_name(out.name + ".report.json").read_text())
         learned = report["privacy"]["discovery"]["columns"]["colour"]["learned"]
         assert any("4 cells; no profile" in x for x in learned) == first, learned
+
+
+def test_the_refund_reaches_only_as_far_as_the_text_columns_savings():
+    """One text column and three number columns: the text column saved PROFILE_SHARE − KIND_SHARE of its
+    allotment, shared by the three (each owed KIND_SHARE): its stage is 1 − PROFILE_SHARE of its allotment, as
+    with a profile, and the charges stay within the total."""
+    table = _table().assign(b=lambda t: t["age"] * 2, c=lambda t: t["age"] % 7)
+    found, ledger = _discover(table, 1)
+    allot = 2.0 / 4
+    text = [c for c in ledger.charges if c.measured.startswith("colour:")]
+    assert text[1].epsilon == pytest.approx(PROBE_SHARE * (1 - PROFILE_SHARE) * allot)
+    assert found.schema["columns"]["colour"]["type"] == "categorical"
+    assert math.fsum(c.epsilon for c in ledger.charges) <= 2.0 * (1 + 1e-9)

@@ -4,9 +4,11 @@ it needs, so that wide tables do not starve the columns that need most (issue 27
 Every column to learn has an equal nominal allotment (the budget over the columns, basic composition or zCDP).
 The columns then run in four phases, each reading only mechanism outputs of the phases before it:
 
-1. **profiles**: every column of unknown kind first counts four cells, null, text, dates and numbers
-   (:data:`~dpsynth.data.discover.kind.KIND_SHARE` of its allotment): a column of text stops there (its stage
-   has the rest); every other column's profile follows (:data:`~dpsynth.data.discover.column.PROFILE_SHARE`);
+1. **profiles**: in a starved zero-config discovery every column of unknown kind first counts four cells
+   (null, text, dates, numbers; :data:`~dpsynth.data.discover.kind.KIND_SHARE` of its allotment): a column of
+   text stops there (its stage has the rest, less what the others' four cells cost them,
+   :func:`~dpsynth.data.discover.kind.refund`);
+   every other column's profile follows (:data:`~dpsynth.data.discover.column.PROFILE_SHARE`);
 2. **stages**: a numeric or date column's stage gets the rest of its allotment; a categorical column its probe
    (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of the rest); a column of few integers (an integral coarse
    range of at most 2·bins values) waits for phase 4, with :data:`~dpsynth.data.discover.column.FEW_SHARE` of
@@ -35,6 +37,7 @@ import math
 from dataclasses import replace
 
 from dpsynth.data.discover.column import FEW_SHARE, SCREEN_SHARE, ColumnDiscovery
+from dpsynth.data.discover.kind import refund
 from dpsynth.data.discover.noise import BUCKET_MISS, FINE_SHARE, ColumnBudget
 from dpsynth.data.discover.tail import probe as tail_probe
 from dpsynth.data.discover.values import PROBE_SHARE
@@ -133,6 +136,7 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
     rest = {}
     for name, col in cols.items():  # phase 1: the profiles (loops over columns; each vectorised over rows)
         rest[name] = run(name, col.start, budgets[name])
+    rest = refund(cols, budgets, rest)  # (the kind histograms' cost back to the columns that were not text)
     specs: dict[str, dict | None] = {}
     probes: dict[str, float] = {}
     few: dict[str, ColumnBudget] = {}  # columns of few integers: their stages run last (phase 4)
