@@ -1274,7 +1274,7 @@ MUTANTS += [
          old="                test, budget = budget.split(KIND_SHARE)\n",
          new="                test = budget.split(KIND_SHARE)[0]\n",
          tests=["tests/data/test_discover_kind.py::test_a_text_column_skips_its_profile_and_its_stage_has_the_rest"]),
-    dict(id="discover-kind-refund-unfunded", file="dpsynth/data/discover/kind.py",
+    dict(id="discover-kind-refund-unfunded", file=DALLOT,
          why="issue 27 (small tables): the number columns get the four cells' cost back without the text columns' "
              "stages giving it up (the stages' nominal total passes the allotments)",
          old="        out[n] = replace(rest[n], amount=rest[n].amount - moved * spare[n] / total)\n",

@@ -22,29 +22,28 @@ would pay for categories already found.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
 from dpsynth.data.discover.noise import ColumnBudget
 from dpsynth.data.discover.nulls import NULL_SD
 
-__all__ = ["KIND_SHARE", "refund", "text_kind"]
+__all__ = ["KIND_SHARE", "text_kind"]
 
 KIND_SHARE = 0.1
-"""Share of a column's allotment for its four-cell kind histogram (:func:`text_kind`).  The text column's probe
+"""Share of a column's allotment for its four-cell kind histogram (:func:`text_kind`). The text column's probe
 (:data:`~dpsynth.data.discover.values.PROBE_SHARE` of its stage) tests the rows its values leave out against the
-noisy non-null rows, now the four cells': per unit of allotment that difference's variance is
-top/(PROBE_SHARE·(1 − K)) + 1/K against top/(PROBE_SHARE·(1 − PROFILE_SHARE)) + 1/PROFILE_SHARE with the profile;
-for two values kept, 24.8 against 22.4 at K = 0.1 (+5% sd; 30.9 at 0.06, 22.4 at 0.15), while a text column's
-stage is 0.9 of its allotment instead of 0.7 (less what :func:`refund` gives back to the number columns).
-Issue 27's small tables (the 23 seen tables of 2,000-4,400 rows; zero-config 2-way L1, seeds 2-7, geometric mean
-of after / before): **x0.989** (ucla_courses x0.89, breast_rotterdam x0.89, city_weather x0.94, schooling and
-migraine x0.95, planes x0.96; worse: cracker_choice x1.09, wilms_tumor x1.05, wife_hours x1.04, wage x1.03;
-acs_2012 x1.00: x0.91 on seeds 2-5, then ``income`` bounded [0, 1] on seed 7, a number column's draw); seeds 2-5
-alone x0.980 at 0.1 and x1.013 at 0.15 (the number columns' stages, before :func:`refund`), x0.990 at 0.06 without
-the selections' null cell (acs_2012's ``lang``, 5% null, lost its nulls on 3 of 4 seeds: the four cells' sd is 97
-rows there; the null cell alone, without the four cells, x0.995).  The larger seen tables whose share is capped
+noisy non-null rows, now the four cells': per unit of allotment that difference's variance is top/(PROBE_SHARE·(1 −
+K)) + 1/K against top/(PROBE_SHARE·(1 − PROFILE_SHARE)) + 1/PROFILE_SHARE with the profile; for two values kept,
+24.8 against 22.4 at K = 0.1 (+5% sd; 30.9 at 0.06, 22.4 at 0.15), while a text column's stage is 0.9 of its
+allotment instead of 0.7 (less what :func:`~dpsynth.data.discover.allot.refund` gives back to the number columns).
+Issue 27's small tables (the 23 seen tables of 2,000-4,400 rows; zero-config 2-way L1, seeds 2-7, geometric mean of
+after / before): **x0.989** (ucla_courses x0.89, breast_rotterdam x0.89, city_weather x0.94, schooling and migraine
+x0.95, planes x0.96; worse: cracker_choice x1.09, wilms_tumor x1.05, wife_hours x1.04, wage x1.03; acs_2012 x1.00:
+x0.91 on seeds 2-5, then ``income`` bounded [0, 1] on seed 7, a number column's draw); seeds 2-5 alone x0.980 at 0.1
+and x1.013 at 0.15 (the number columns' stages, before :func:`~dpsynth.data.discover.allot.refund`), x0.990 at 0.06
+without the selections' null cell (acs_2012's ``lang``, 5% null, lost its nulls on 3 of 4 seeds: the four cells' sd
+is 97 rows there; the null cell alone, without the four cells, x0.995). The larger seen tables whose share is capped
 (seeds 2-5): x0.944 (health_insurance x0.91, resume and phone_churn x0.93, hotels x0.97, wa_churn x0.98); those
 under the cap (adult, german_health, gss_wages, nesarc_drinks, seattle_pets) are unchanged."""
 
@@ -58,7 +57,7 @@ def text_kind(col, budget: ColumnBudget, edges: np.ndarray) -> bool:
     cells, null, text, dates and numbers (the profile's cells over the public ``edges``, the numbers summed), with
     ``budget``.  True when the column is text: then its type, noisy non-null rows (the cells past the cut, as the
     profile's) and null evidence are set, as its profile would set them, and the profile is not needed."""
-    col.kind_tested = True  # (allot.py: a column the four cells did not call text owes them to the text ones)
+    col.kind_tested = True  # (allot.refund: a column the four cells did not call text owes them to the text ones)
     cells = np.asarray(col.profile.profile_counts(edges))
     counts = np.array([cells[0], cells[1], cells[2], cells[3:].sum()], dtype=np.int64)
     noisy = budget.histogram(counts, "rows per kind (null, text, dates, numbers: 4 cells)")
@@ -75,31 +74,3 @@ def text_kind(col, budget: ColumnBudget, edges: np.ndarray) -> bool:
     col.learned.append("type categorical (noisy null, text, date and number counts: 4 cells; no profile)")
     return True
 
-
-def refund(cols: dict, budgets: dict, rest: dict) -> dict:
-    """The stages' budgets after the kind histograms (``rest``: each column's nominal rest, a
-    :class:`~dpsynth.data.discover.noise.ColumnBudget`): a column the four cells did not call text paid
-    KIND_SHARE of its allotment for nothing it uses, and the text columns saved PROFILE_SHARE − KIND_SHARE each;
-    so each such column's stage gets its KIND_SHARE back from the text columns' savings (in proportion, as far
-    as they reach), and the text columns' stages keep the rest.  The nominal total is unchanged (a transfer
-    between stages, read off the kind histograms' noisy outputs: post-processing).  Without it the number
-    columns' stages were 0.6 of their allotment instead of 0.7: acs_2012's ``income`` (36% zeros, 19% null, the
-    rest to 100,000) got bounds [0, 1] on seed 7 (2-way L1 0.243 → 0.345; 0.356 with this: a draw, not the
-    budget).  Measured level with the tax kept (x1.001 over 23 small tables, seeds 2-7), but the number columns of
-    a table of mostly text keep the budget they had."""
-    from dpsynth.data.discover.column import PROFILE_SHARE  # (column.py imports this module)
-
-    text = [n for n, c in cols.items() if getattr(c, "no_profile", False)]
-    other = [n for n, c in cols.items() if getattr(c, "kind_tested", False) and not getattr(c, "no_profile", False)]
-    owed = math.fsum(KIND_SHARE * budgets[n].amount for n in other)
-    spare = {n: max(0.0, rest[n].amount - (1.0 - PROFILE_SHARE) * budgets[n].amount) for n in text}
-    moved = min(owed, math.fsum(spare.values()))
-    if moved <= 0.0:
-        return rest
-    out = dict(rest)
-    for n in other:
-        out[n] = replace(rest[n], amount=rest[n].amount + moved * KIND_SHARE * budgets[n].amount / owed)
-    total = math.fsum(spare.values())
-    for n in text:
-        out[n] = replace(rest[n], amount=rest[n].amount - moved * spare[n] / total)
-    return out
