@@ -388,7 +388,7 @@ def release_discovered(
             return release(table, inner, rng=rng, seeded=seeded, progress=progress, notice=notice,
                            prior_charges=prior, prior_measurements=measured)
 
-    from dpsynth.data.discover import discover_schema, share_for
+    from dpsynth.data.discover import MAX_SHARE, discover_schema, share_for
     from dpsynth.privacy.accountant import ZCDPComposition, budget_after, zcdp_share, zcdp_spent
     from dpsynth.report import add_discovery
 
@@ -400,6 +400,7 @@ def release_discovered(
         if spec.share_by_size and privacy.n_public:  # zero-config: sized from the public n and column count
             share = share_for(n=source.n_rows(), columns=len(source.names), epsilon=privacy.epsilon,
                               delta=privacy.delta, approx_delta=spec.delta, l1=privacy.neighbouring.histogram_l1)
+            spec = replace(spec, kind_first=share >= MAX_SHARE)  # (a starved discovery: kind.py)
         rho = zcdp_share(privacy.epsilon, privacy.delta, share, spec.delta)
         found = discover_schema(source, spec, ledger=ledger, neighbouring=privacy.neighbouring, rng=rng, rho=rho)
         found_charges = list(ledger.charges)

@@ -963,9 +963,9 @@ MUTANTS += [
          tests=T_DISC),
     dict(id="discover-probe-again-whole-budget", file=DVAL,
          why="issue 27: the second partition selection spends the column's whole budget on top of the probe",
-         old="        idx, noisy = more.partition(counts, d_more)\n",
-         new="        idx, noisy = ColumnBudget(more.amount + budget.amount, more.zcdp, more.l1, more.ledger, more.rng,"
-             " more.name).partition(counts, d_more)\n",
+         old="        idx, noisy, more_null = _with_nulls(more, counts, nulls, d_more, \"rows per observed value\")\n",
+         new="        idx, noisy, more_null = _with_nulls(ColumnBudget(more.amount + budget.amount, more.zcdp, more.l1, "
+             "more.ledger, more.rng, more.name), counts, nulls, d_more, \"rows per observed value\")\n",
          tests=["tests/data/test_discover.py::test_a_column_of_many_categories_selects_again_within_its_budget"]),
     dict(id="discover-pool-ignores-spent", file=DALLOT,
          why="issue 27: the pool for the second selections is the whole discovery budget, not what the other "
@@ -976,8 +976,9 @@ MUTANTS += [
     dict(id="discover-pool-sd-true-counts", file=DVAL,
          why="issue 27: whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its "
              "rows) decided on the true counts of its observed and released values",
-         old="                    (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12))\n",
-         new="                    (float(counts.sum()) * (1 - RESIDUAL) - float(counts[idx[:top]].sum())) / max(sd, 1e-12))\n",
+         old="    return Selected(idx, noisy, probe.sd, [], again, (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12),\n",
+         new="    return Selected(idx, noisy, probe.sd, [], again, (float(counts.sum()) * (1 - RESIDUAL) - "
+             "float(counts[idx[:top]].sum())) / max(sd, 1e-12),\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_decision_reads_only_noisy_counts"]),
     dict(id="discover-seen-integers-true-range", file=DVAL,
          why="issue 27: a few-integers column's bounds widened to its true smallest and largest integers, not the "
@@ -1253,4 +1254,30 @@ MUTANTS += [
          old="kind = \"categorical\" if text > numbers and text >= FALLBACK_TEXT_SD * budget.sd else \"numeric\"",
          new="kind = \"categorical\" if text > numbers else \"numeric\"",
          tests=["tests/data/test_discover.py::test_a_text_cell_under_two_sds_types_no_column_text"]),
+    # session 16: a column's kind from four noisy cells before its profile; the null cell of a categorical
+    # column's partition selections (kind.py, values.select_categories, nulls.fuse_nulls)
+    dict(id="discover-kind-true-null", file="dpsynth/data/discover/kind.py",
+         why="issue 27 (small tables): a text column's null evidence (hence missing: category or fill) is its true "
+             "null count, not the four cells' noisy one",
+         old="    col.evidence.null = (float(noisy[0]), budget.sd)\n",
+         new="    col.evidence.null = (float(counts[0]), budget.sd)\n",
+         tests=["tests/data/test_discover_kind.py::test_the_kind_and_the_nulls_are_read_off_noisy_counts_only"]),
+    dict(id="discover-selection-null-true-count", file=DVAL,
+         why="issue 27 (small tables): the null cell released beside a categorical column's selected values is its "
+             "true null count",
+         old="    null = float(np.asarray(noisy)[~values][0])\n",
+         new="    null = float(nulls)\n",
+         tests=["tests/data/test_discover_kind.py::test_the_kind_and_the_nulls_are_read_off_noisy_counts_only"]),
+    dict(id="discover-kind-share-uncharged", file=DCOL,
+         why="issue 27 (small tables): the four-cell kind histogram spends a share of the allotment without taking "
+             "it from the rest (every column spends past its allotment)",
+         old="                test, budget = budget.split(KIND_SHARE)\n",
+         new="                test = budget.split(KIND_SHARE)[0]\n",
+         tests=["tests/data/test_discover_kind.py::test_a_text_column_skips_its_profile_and_its_stage_has_the_rest"]),
+    dict(id="discover-kind-refund-unfunded", file=DALLOT,
+         why="issue 27 (small tables): the number columns get the four cells' cost back without the text columns' "
+             "stages giving it up (the stages' nominal total passes the allotments)",
+         old="        out[n] = replace(rest[n], amount=rest[n].amount - moved * spare[n] / total)\n",
+         new="        out[n] = rest[n]\n",
+         tests=["tests/data/test_discover_kind.py"]),
 ]

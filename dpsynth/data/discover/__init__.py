@@ -24,6 +24,8 @@ a fixed total: a privacy filter).
 
 Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
 
+0. **kind** (when the type is unknown; 10% of the column's budget): four noisy cells, null, text, dates and
+   numbers; a column of text is categorical and needs no profile (:mod:`~dpsynth.data.discover.kind`).
 1. **profile** (when the type, integrality or range is unknown; 30% of the column's budget): one noisy histogram
    with a cell per row: null, text, and integral and fractional numbers per public logarithmic bucket (edges 0
    and ±{1, 1.5, 2, 3, 5, 7}·10^k within [−10⁹, 10⁹]).  Cells past a cut that all empty cells stay under with
@@ -39,7 +41,9 @@ Per column (:class:`~dpsynth.data.discover.column.ColumnDiscovery`):
    ``max_categories`` by noisy count kept, the rest going to the other-bucket (``unknown: other``).  When the kept values hold under 10% of the
    noisy non-null rows the column is free text or an identifier: left out of the schema, with a warning; so is
    one whose probe left rows out and whose noisy count of distinct values is over a third of its rows
-   (``ColumnDiscovery.screen``, before its second selection).
+   (``ColumnDiscovery.screen``, before its second selection).  Each selection's histogram also holds the null
+   rows as a public cell (each row in one cell: no further cost), averaged with the kind's null cell for the
+   ``missing`` decision (:func:`~dpsynth.data.discover.nulls.fuse_nulls`).
 3. **numeric** (a column of few integers, its coarse range at most 2·bins wide, with 15% of the stage's budget):
    a fine noisy histogram over round public cells covering the coarse range (16 to 128 cells, as
    many as the noisy row count fills; one per integer when that many cover an integral range; logarithmic cells,

@@ -17,6 +17,7 @@ from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.fuse import fused
 from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, asked, settle
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
+from dpsynth.data.discover.kind import KIND_SHARE, text_kind
 from dpsynth.data.discover.lattice import ask as lattice_step
 from dpsynth.data.discover.lattice import refuted
 from dpsynth.data.discover.lattice import settle as lattice_settle
@@ -37,7 +38,7 @@ from dpsynth.data.discover.noise import (
     support,
     window_sums,
 )
-from dpsynth.data.discover.nulls import NULL_SD, missing_spec
+from dpsynth.data.discover.nulls import NULL_SD, fuse_nulls, missing_spec
 from dpsynth.data.discover.packed import packed_start
 from dpsynth.data.discover.points import (
     PointMasses,
@@ -168,7 +169,12 @@ class ColumnDiscovery:
         self.missing = h.missing or "category"  # nulls are always representable: as a category or a fill (nulls.py)
         self.bounds = (h.lower, h.upper) if h.lower is not None else None
         if self.kind is None or (self.kind != "categorical" and (self.bounds is None or self.integral is None)):
-            first, budget = budget.split(PROFILE_SHARE)
+            kind_first = self.kind is None and self.spec.kind_first  # four cells first: text needs no profile
+            if kind_first:  # (kind.py: a starved zero-config discovery)
+                test, budget = budget.split(KIND_SHARE)
+                if text_kind(self, test, coarse_grid(*DEFAULT_RANGE)):
+                    return budget
+            first, budget = budget.split(PROFILE_SHARE / (1.0 - KIND_SHARE) if kind_first else PROFILE_SHARE)
             self.kind, self.integral, found = self._profile(first, self.kind, self.integral)
             self.bounds = self.bounds or found
             self.few = self.kind == "numeric" and bool(self.integral) and found is not None and h.lower is None \
@@ -335,7 +341,9 @@ class ColumnDiscovery:
             counts = np.zeros(0, dtype=np.int64)
         self._labels_seen = labels
         sel = select_categories(budget, counts, delta, non_null=self.non_null, non_null_sd=self.non_null_sd,
-                                max_categories=self.spec.max_categories)
+                                max_categories=self.spec.max_categories,
+                                nulls=int(self.profile.profile_counts(coarse_grid(*DEFAULT_RANGE))[0])
+                                if self.spec.kind_first else None)
         self.learned.extend(sel.learned)
         if sel.again is not None:  # the probe left rows out: a second selection, with what allot.py gives it
             self.pending = sel
@@ -345,6 +353,7 @@ class ColumnDiscovery:
     def _kept(self, sel) -> list | None:
         """The categories a selection released (the top ``max_categories``), or None for free text."""
         idx, noisy, labels = sel.idx, sel.noisy, self._labels_seen
+        fuse_nulls(self, sel.nulls)  # (the selections' null cell: nulls.py)
         top = idx[: self.spec.max_categories]
         kept = [str(x) for x in labels[top]]
         self.evidence.labels, self.evidence.label_sd = tuple(kept), sel.sd

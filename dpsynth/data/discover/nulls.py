@@ -26,7 +26,7 @@ import numpy as np
 
 from dpsynth.data.schema import bin_index
 
-__all__ = ["NULL_SD", "missing_spec"]
+__all__ = ["NULL_SD", "fuse_nulls", "missing_spec"]
 
 NULL_SD = 2.0
 """A column gets ``missing: fill`` only when its noisy null count is under the profile's cut AND under NULL_SD sds
@@ -100,3 +100,21 @@ def fill_value(ev: Any, spec: dict):
 
 def _plain(x: float):
     return int(x) if float(x).is_integer() and abs(x) < 2**53 else float(x)
+
+
+def fuse_nulls(col: Any, reads: tuple[tuple[float, float], ...]) -> None:
+    """A categorical column's null evidence with the null cell its partition selections released (``reads``:
+    (noisy count, sd) each; the null rows are a public cell of the selection's histogram, which holds every row
+    once, so they cost nothing more): the inverse-variance average of those and of the profile's (or the kind
+    histogram's) null cell becomes :attr:`~dpsynth.data.discover.evidence.Evidence.null`, and the column reads its
+    nulls as quiet when that average stands under :data:`NULL_SD` of its sd (post-processing)."""
+    prior = getattr(col.evidence, "null", None)
+    found = [*(() if prior is None else (prior,)), *reads]
+    if not reads or any(sd <= 0 for _, sd in found):
+        return
+    w = np.array([1.0 / sd**2 for _, sd in found])
+    mean = float(np.dot(w, [v for v, _ in found]) / w.sum())
+    sd = 1.0 / math.sqrt(float(w.sum()))
+    col.evidence.null = (mean, sd)
+    if getattr(col, "quiet_nulls", None) is not None:
+        col.quiet_nulls = bool(mean < NULL_SD * sd)

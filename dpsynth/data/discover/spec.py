@@ -55,6 +55,7 @@ class DiscoverSpec:
     # hour x1.03).  The model's domain pays for them.)
     edges: str = "quantile"  # or equal
     share_by_size: bool = False  # zero-config: the release sizes the discovery's share from public n (share_for)
+    kind_first: bool = False  # the share is capped (share_for, public n): text columns skip the profile (kind.py)
 
 
 @dataclass

@@ -103,6 +103,7 @@ class Selected:
     learned: list[str] = field(default_factory=list)
     again: Callable[[ColumnBudget], Selected] | None = None  # a probe that left rows out: the second selection
     surplus: float = 0.0  # how many sds the rows the probe left out stand above RESIDUAL (allot.py: the pool)
+    nulls: tuple[tuple[float, float], ...] = ()  # (noisy count of null rows, sd) of each selection: a public cell
 
 
 def few_distinct(noisy: np.ndarray, found, budget: ColumnBudget, *, max_categories: int) -> bool:
@@ -280,33 +281,49 @@ def label_points(col, lo: float, hi: float) -> PointMasses:
     return PointMasses(pts.values[inside], pts.counts[inside], pts.sds[inside], pts.source)
 
 
+def _with_nulls(budget: ColumnBudget, counts: np.ndarray, nulls: int | None, delta: float, what: str):
+    """Partition selection over the observed values' ``counts`` and, when ``nulls`` (the column's private count of
+    null rows) is given, the null cell as a public key (every row in one cell: the same sensitivity; its noisy
+    count is always released).  Returns (released indices into ``counts``, their noisy counts, the null cell's
+    noisy count and sd, or ())."""
+    if nulls is None:
+        idx, noisy = budget.partition(counts, delta, what=what)
+        return idx, np.asarray(noisy, dtype=float), ()
+    cells = np.concatenate([np.array([int(nulls)], dtype=np.int64), np.asarray(counts, dtype=np.int64)])
+    idx, noisy = budget.partition(cells, delta, what=f"{what}, and the null rows (a public cell)", public=1)
+    values = idx != 0
+    null = float(np.asarray(noisy)[~values][0])
+    return idx[values] - 1, np.asarray(noisy, dtype=float)[values], ((null, budget.sd),)
+
+
 def select_categories(budget: ColumnBudget, counts: np.ndarray, delta: float, *, non_null: float | None,
-                      non_null_sd: float, max_categories: int) -> Selected:
-    """Partition selection over a categorical column's observed values (private ``counts``).  With the profile's
-    noisy non-null count: a probe with ``budget`` and half of ``delta``; when it leaves rows unexplained
+                      non_null_sd: float, max_categories: int, nulls: int | None = None) -> Selected:
+    """Partition selection over a categorical column's observed values (private ``counts``; with ``nulls``, the
+    column's private count of null rows, the null cell too, as a public key: :attr:`Selected.nulls`).  With the
+    profile's noisy non-null count: a probe with ``budget`` and half of ``delta``; when it leaves rows unexplained
     (:data:`RESIDUAL`), the answer's :attr:`Selected.again` runs the second selection (the other half of δ) with
     the budget :mod:`~dpsynth.data.discover.allot` gives it, whose answer is the column's."""
     if non_null is None:
-        idx, noisy = budget.partition(counts, delta)
-        return Selected(idx, np.asarray(noisy, dtype=float), budget.sd)
+        idx, noisy, null = _with_nulls(budget, counts, nulls, delta, "rows per observed value")
+        return Selected(idx, noisy, budget.sd, nulls=null)
     probe = budget
     d_probe, d_more = split_budget(delta, [1.0, 1.0])
-    idx, noisy = probe.partition(counts, d_probe, what="rows per observed value (probe)")
+    idx, noisy, null = _with_nulls(probe, counts, nulls, d_probe, "rows per observed value (probe)")
     top = min(idx.size, max_categories)
     held = float(noisy[:top].sum())
     sd = math.sqrt(top * probe.sd**2 + non_null_sd**2)
     slack = RESIDUAL * non_null + RESIDUAL_SD * sd
     if non_null - held <= slack:
-        return Selected(idx, np.asarray(noisy, dtype=float), probe.sd,
-                        ["partition selection with the probe's budget sufficed (the probe)"])
+        return Selected(idx, noisy, probe.sd, ["partition selection with the probe's budget sufficed (the probe)"],
+                        nulls=null)
     learned = [f"selection again: the probe left about {non_null - held:.0f} noisy rows out"]
 
     def again(more: ColumnBudget) -> Selected:
-        idx, noisy = more.partition(counts, d_more)
-        return Selected(idx, np.asarray(noisy, dtype=float), more.sd, learned)
+        idx, noisy, more_null = _with_nulls(more, counts, nulls, d_more, "rows per observed value")
+        return Selected(idx, noisy, more.sd, learned, nulls=null + more_null)
 
-    return Selected(idx, np.asarray(noisy, dtype=float), probe.sd, [], again,
-                    (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12))
+    return Selected(idx, noisy, probe.sd, [], again, (non_null - held - RESIDUAL * non_null) / max(sd, 1e-12),
+                    nulls=null)
 
 
 def seen_integers(col, lo: float, hi: float) -> tuple[float, float]:
