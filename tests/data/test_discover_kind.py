@@ -18,7 +18,7 @@ from dpsynth.data.discover.kind import KIND_SHARE
 from dpsynth.data.discover.values import PROBE_SHARE
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger
-from tests.data.test_discover_few import _Replay
+from tests.helpers import Replay
 
 
 def _table(n: int = 3000, seed: int = 0, null_share: float = 0.0) -> pd.DataFrame:
@@ -75,7 +75,7 @@ def test_the_kind_and_the_nulls_are_read_off_noisy_counts_only(monkeypatch):
     """The schema of a table whose colours hold no null; then, with every mechanism output replayed, the same
     schema on a table whose colours are a fifth null: a kind or null decision on the true counts would give the
     colour a null category.  Mutants: the four cells' true counts, the selection's true null count."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found, ledger = _discover(_table(), 0)
     assert found.schema["columns"]["colour"]["missing"] == "fill"

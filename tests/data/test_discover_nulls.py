@@ -14,7 +14,7 @@ from dpsynth.data.discretize import encode
 from dpsynth.data.schema import CategoricalColumn
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger
-from tests.data.test_discover_few import _Replay
+from tests.helpers import Replay
 
 
 def _table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
@@ -63,7 +63,7 @@ def test_the_missing_decision_and_fill_are_read_off_noisy_counts_only(monkeypatc
     """The schema of a table without nulls; then, with every mechanism output replayed, the same schema on a table
     whose flag is a fifth null, whose ages are older and whose colours swap red and blue: a decision on the
     true null count would give the flag a null category, a fill read off the true counts another fill value."""
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     table = _table()
     found, ledger = _discover(table, 0)

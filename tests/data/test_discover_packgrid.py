@@ -59,7 +59,7 @@ def test_the_grid_is_chosen_on_noisy_counts_only(monkeypatch):
     """Discovery on D (log-normal counts: logarithmic cells), then on D' (the same rows spread evenly over the
     range, which true counts would give linear cells) with D's noisy outputs replayed: the same schema."""
     from dpsynth.privacy import mechanisms
-    from tests.data.test_discover_zeroheavy import _Replay
+    from tests.helpers import Replay
 
     rng = np.random.default_rng(4)
     n = 4000
@@ -72,7 +72,7 @@ def test_the_grid_is_chosen_on_noisy_counts_only(monkeypatch):
         return discover_schema(table, spec, ledger=Ledger(1.0, 1e-6, ZCDPComposition()),
                                rng=np.random.default_rng(4), rho=rho)
 
-    replay = _Replay()
+    replay = Replay()
     monkeypatch.setattr(mechanisms, "recorder", replay)
     found = run(d)
     assert any("linear cells would pack" in x for x in found.columns["compounds"]["learned"])
