@@ -3,13 +3,16 @@ magnitude zoomed twice, thin skewed tails the profile saw kept inside the bounds
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpsynth.data.discover import column as column_module
 from dpsynth.data.discover import discover_schema, parse_discover
-from dpsynth.data.discover.zoom import spread, widen
+from dpsynth.data.discover.noise import FINE_CELLS
+from dpsynth.data.discover.zoom import ZOOM_CELLS, spread, widen
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 from dpsynth.privacy.neighbouring import Neighbouring
@@ -236,3 +239,26 @@ def test_the_trim_reads_only_noisy_counts(monkeypatch):
     coupling.mode = "replay"
     found2 = _zero_config_share(_birth_years(1, spread=True, every=True), 1)
     assert found2.schema == found.schema and found2.columns == found.columns
+
+
+def _stamps(n, seed=0):
+    """Unix seconds of ratings 1996-2016, more in later years (movie_ratings' ``timestamp``, issue 27)."""
+    rng = np.random.default_rng(seed)
+    weights = np.linspace(1, 3, 21) / np.linspace(1, 3, 21).sum()
+    years = rng.choice(np.arange(1996, 2017), n, p=weights)
+    return pd.DataFrame({"t": ((years - 1970) * 31_556_952 + rng.integers(0, 31_556_952, n)).astype(float)})
+
+
+def _zoom_cells(found, ledger) -> int:
+    measured = [c.measured for c in ledger.charges if "zoomed fine cell" in (c.measured or "")]
+    assert measured, found.columns["t"]["learned"]
+    return int(re.search(r"\((\d+) public cells\)", measured[0]).group(1))
+
+
+def test_a_rich_column_zooms_in_finer_cells():
+    """zoom.ZOOM_FILL: on 100,000 rows the zoom has as many cells as a quarter of what the noisy rows fill (340 here,
+    in steps of 2·10⁶ s), on 10,000 rows the first histogram's count (136, steps of 5·10⁶ s), never more than
+    ZOOM_CELLS.  The cells are public round widths; their number is a function of the noisy row count."""
+    small = _zoom_cells(*_discover(_stamps(10_000), 1.0, 0))
+    rich = _zoom_cells(*_discover(_stamps(100_000), 1.0, 0))
+    assert small <= 1.1 * FINE_CELLS < 2 * small <= rich <= ZOOM_CELLS, (small, rich)

@@ -562,7 +562,7 @@ class ColumnDiscovery:
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:
-                return (*zoom(self, rest, grid, wide, integral, cells), None)  # (zoom.py: maybe twice, narrow data)
+                return (*zoom(self, rest, grid, wide, integral, cells, fill), None)  # (zoom.py: maybe twice, narrow data)
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: narrower than the zoom)
         elif (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros)):
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: finer where rows are dense)

@@ -64,7 +64,7 @@ import numpy as np
 
 from dpsynth.data.discover.noise import DEFAULT_RANGE, ColumnBudget, support
 
-__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "OUTER_REACH", "TIED", "TRIM_SD",
+__all__ = ["CONFIRM", "MAGNITUDES", "MARGIN_SD", "NARROW_CELLS", "NARROW_MASS", "OUTER_REACH", "TIED", "TRIM_SD", "ZOOM_CELLS", "ZOOM_FILL",
            "narrow", "spread", "to_units", "trimmed", "widen", "zoom"]
 
 CONFIRM = 2.0
@@ -85,6 +85,18 @@ with probability about 0.006."""
 
 OUTER_REACH = 2.0
 """A widened support reaches at most this many times a profile bucket's edge nearer 0 into it (:func:`_reach`)."""
+
+ZOOM_CELLS, ZOOM_FILL = 512, 4.0
+"""A zoom has as many cells as the first fine histogram (at most :data:`~dpsynth.data.discover.noise.FINE_CELLS`,
+128) unless the column's noisy rows would fill ZOOM_FILL times more cells (``fill``, the first histogram's own
+rule: cells filled FILL times over the cut): then fill/ZOOM_FILL cells, at most ZOOM_CELLS.  Post-processing of the
+noisy row count that already sized the first histogram.  The zoom's cells give the edges and the release's fine
+decoding within bins, so a rich column decodes in finer steps: movie_ratings' ``timestamp`` (Unix seconds,
+100,004 rows) zoomed in cells of 10⁷ s (116 days), which alone costs 0.021 of 1-way TV in the judge's bins; in cells
+of 5·10⁶ s its zero-config 2-way L1 went 0.102 / 0.098 → 0.094 / 0.091 (seeds 2 / 3, x0.924).  Measured on the 42
+seen tables of 15,000 rows or more (seeds 2, 3): no other schema changed.  With ZOOM_FILL = 1 (fill cells, up to 512)
+18 large tables moved x1.012: movie_ratings x0.912 and pizza_sales x0.831, but diamonds x1.254, mplsstops x1.151,
+movies x1.106 (finer cells, noisier quantile edges and trims)."""
 
 NARROW_CELLS = 3
 """A first fine support of at most this many cells may hide data much narrower than a cell: its zoom is measured
@@ -233,11 +245,13 @@ def _unit(grid: np.ndarray) -> float:
 
 
 def zoom(disc, budget: ColumnBudget, grid: np.ndarray, found: tuple[int, int], integral: bool,
-         cells: int):
+         cells: int, fill: float | None = None):
     """A second histogram over the first fine histogram's support ``found`` (cells of ``grid``), spending
     ``budget`` (see the module docstring); ``disc`` is the column's
     :class:`~dpsynth.data.discover.column.ColumnDiscovery` (not imported here: column.py imports this module).  Returns (lo, hi, (cell edges, noisy mass clipped at 0))."""
     lo, hi = float(grid[found[0]]), float(grid[found[1] + 1])
+    if fill is not None:  # (as many cells as the noisy rows fill, up to ZOOM_CELLS: finer edges and decoding)
+        cells = int(np.clip(fill / ZOOM_FILL, cells, ZOOM_CELLS))
     fine = disc._grid(lo, hi, integral, cells)
     wide = (disc.first_grid, *disc.evidence.first)  # (its edges: the zoom made consistent with it, fuse.py)
     disc.coarser = (wide,) if disc.evidence.buckets is None else (disc.evidence.buckets, wide)
