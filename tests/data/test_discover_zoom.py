@@ -17,6 +17,7 @@ from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 from dpsynth.privacy.neighbouring import Neighbouring
 from tests.data.test_discover import _Coupling
+from tests.helpers import Replay
 
 
 def _discover(table, eps, seed):
@@ -262,3 +263,18 @@ def test_a_rich_column_zooms_in_finer_cells():
     small = _zoom_cells(*_discover(_stamps(10_000), 1.0, 0))
     rich = _zoom_cells(*_discover(_stamps(100_000), 1.0, 0))
     assert small <= 1.1 * FINE_CELLS < 2 * small <= rich <= ZOOM_CELLS, (small, rich)
+
+
+def test_the_zoom_cells_read_only_the_noisy_row_count(monkeypatch):
+    """zoom.ZOOM_FILL's cell count is post-processing: discovery on 100,000 timestamps, then on 10,000 others with the
+    first run's noisy outputs replayed, gives the same schema and the same measurements (a cell count read off the
+    true rows would size the second run's zoom differently).  Mutant: ``discover-zoom-cells-true-rows``."""
+    replay = Replay()
+    monkeypatch.setattr(mechanisms, "recorder", replay)
+    found, ledger = _discover(_stamps(100_000), 1.0, 4)
+    replay.mode = "replay"
+    found2, ledger2 = _discover(_stamps(10_000, seed=1), 1.0, 4)
+    assert replay.i == len(replay.calls)
+    assert found2.schema == found.schema
+    assert [c.measured for c in ledger2.charges] == [c.measured for c in ledger.charges]
+    assert _zoom_cells(found, ledger) > 1.1 * FINE_CELLS

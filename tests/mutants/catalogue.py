@@ -926,6 +926,12 @@ MUTANTS += [
              "        t = int(np.flatnonzero(t[3:3 + nb] + t[3 + nb:])[0])\n"
              "        shown = around((min(found[0], t), found[1]), ext, COARSE_MARGIN, bool(integral))\n",
          tests=["tests/data/test_discover_margins.py::test_an_integral_range_reads_only_noisy_counts"]),
+    dict(id="discover-zoom-cells-true-rows", file="dpsynth/data/discover/zoom.py",
+         why="issue 27 (session 16): a zoom's cell count (ZOOM_FILL) read off the column's true rows, not the noisy "
+             "row count that sized the first histogram",
+         old="        cells = int(np.clip(fill / ZOOM_FILL, cells, ZOOM_CELLS))\n",
+         new="        cells = int(np.clip(float(disc.profile.cell_counts(grid).sum()) / 40.0, cells, ZOOM_CELLS))\n",
+         tests=["tests/data/test_discover_zoom.py::test_the_zoom_cells_read_only_the_noisy_row_count"]),
     dict(id="discover-zoom-trim-true-cells", file="dpsynth/data/discover/zoom.py",
          why="issue 27 (session 15): a zoomed column's bounds trimmed on the zoom's true cell counts, not its noisy ones",
          old="        trimmed(fine, noisy, budget.sd, support(noisy, budget), grid, disc.evidence.first, found, disc.non_null)",
