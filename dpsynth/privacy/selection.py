@@ -77,11 +77,26 @@ __all__ = [
 ]
 
 
-def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return value
+_positive = _mech._check_positive
+
+
+def _observed(counts, public: int) -> np.ndarray:
+    """``counts`` checked as a selection's input: 1-d integers, the first ``public`` (public keys) ≥ 0, the
+    observed values' ≥ 1 (a value absent from the table has no count to select)."""
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError("counts must be a 1-d array of integers")
+    if not 0 <= public <= counts.size or np.any(counts[:public] < 0) or np.any(counts[public:] < 1):
+        raise ValueError("partition selection takes the counts of observed values (all >= 1; public keys >= 0)")
+    return counts
+
+
+def _released(noisy: np.ndarray, threshold: int, public: int, return_noisy: bool):
+    """The indices a selection releases, by decreasing noisy count: those at or over ``threshold``, and the
+    ``public`` keys whatever their count (post-processing of the noisy counts)."""
+    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))  # (public keys: always)
+    keep = keep[np.argsort(-noisy[keep], kind="stable")]
+    return (keep, noisy[keep]) if return_noisy else keep
 
 
 # ----------------------------------------------------------------- partition selection
@@ -147,11 +162,7 @@ def partition_selection_mechanism(
     whatever they are.  They exist in both neighbouring tables, so they are coordinates of the noisy histogram
     like the observed values present in both (no δ); the δ event, a value held by one row, concerns the others.
     """
-    counts = np.asarray(counts)
-    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
-        raise ValueError("counts must be a 1-d array of integers")
-    if not 0 <= public <= counts.size or np.any(counts[:public] < 0) or np.any(counts[public:] < 1):
-        raise ValueError("partition selection takes the counts of observed values (all >= 1; public keys >= 0)")
+    counts = _observed(counts, public)
     scale, threshold = partition_threshold(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     ledger.charge(
         Charge(
@@ -168,9 +179,7 @@ def partition_selection_mechanism(
     noisy = counts.astype(np.int64) + discrete_laplace_noise(scale, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))
-    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))  # (public keys: always)
-    keep = keep[np.argsort(-noisy[keep], kind="stable")]
-    return (keep, noisy[keep]) if return_noisy else keep
+    return _released(noisy, threshold, public, return_noisy)
 
 
 # ------------------------------------------------------ Gaussian partition selection
@@ -223,11 +232,7 @@ def gaussian_partition_selection_mechanism(
     composition alone (ρ + 2·sqrt(ρ·ln(1/δ)), 2δ).  The ledger entry counts one invocation (the number of
     observed values is private).  Returns the released indices by decreasing noisy count (and the counts).
     """
-    counts = np.asarray(counts)
-    if counts.ndim != 1 or not np.issubdtype(counts.dtype, np.integer):
-        raise ValueError("counts must be a 1-d array of integers")
-    if not 0 <= public <= counts.size or np.any(counts[:public] < 0) or np.any(counts[public:] < 1):
-        raise ValueError("partition selection takes the counts of observed values (all >= 1; public keys >= 0)")
+    counts = _observed(counts, public)
     sigma, threshold = gaussian_partition_threshold(rho=rho, delta=delta, l2_sensitivity=l2_sensitivity)
     ledger.charge(
         Charge(
@@ -246,9 +251,7 @@ def gaussian_partition_selection_mechanism(
     noisy = counts.astype(np.int64) + discrete_gaussian_noise(sigma, counts.shape, rng=rng)
     noisy = np.asarray(_mech._tap("gaussian-partition-selection", counts, noisy, stage=stage, measured=measured,
                                   sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))
-    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))  # (public keys: always)
-    keep = keep[np.argsort(-noisy[keep], kind="stable")]
-    return (keep, noisy[keep]) if return_noisy else keep
+    return _released(noisy, threshold, public, return_noisy)
 
 
 # ------------------------------------------------------------------------- quantiles

@@ -740,18 +740,10 @@ MUTANTS += [
          tests=["tests/data/test_discover_heaps.py"]),
     dict(id="partition-public-one-more", file=SEL,
          why="session 11: the first observed value after the public keys released without the threshold (a value "
-             "held by one row published with probability 1, not δ)",
-         old="                                  sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))\n"
-             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))",
-         new="                                  sensitivity=float(sensitivity), epsilon=float(epsilon), delta=float(delta)))\n"
-             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
-         tests=T_SEL),
-    dict(id="partition-gaussian-public-one-more", file=SEL,
-         why="session 11: as partition-public-one-more, in the Gaussian partition selection",
-         old="                                  sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))\n"
-             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))",
-         new="                                  sensitivity=float(l2_sensitivity), rho=float(rho), delta=float(delta)))\n"
-             "    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
+             "held by one row published with probability 1, not δ); one helper serves the Laplace and the Gaussian "
+             "selection since session 17",
+         old="    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) < public))",
+         new="    keep = np.flatnonzero((noisy >= threshold) | (np.arange(noisy.size) <= public))",
          tests=T_SEL),
     dict(id="discover-points-budget-not-split", file=DCOL,
          why="issue 27: the point-mass histogram (a real column: its heaps reserve) spends the column's numeric budget again "
