@@ -838,6 +838,23 @@ MUTANTS += [
              "    return values if held_most(col, (values[0], np.array([t.get(v, 0) for v in values[0]], "
              "dtype=float)), budget.sd) else None",
          tests=["tests/data/test_discover.py::test_a_heap_beside_many_day_numbers_is_a_point_mass_not_the_bounds"]),
+    dict(id="discover-tied-spread-true-distinct", file="dpsynth/data/discover/tied.py",
+         why="session 17 (aids_australia's diag): whether a column's wide cells hold tied values or a spread read "
+             "off its true number of distinct integers",
+         old='        distinct = count.count(int(np.size(counts)), "distinct integers (tied values or a spread)")\n',
+         new='        distinct = float(np.size(counts)) + 0.0 * count.count(int(np.size(counts)), "distinct integers")\n',
+         tests=["tests/data/test_discover_tied.py::test_the_spread_is_decided_by_the_noisy_distinct_count_only"]),
+    dict(id="discover-tied-spread-count-not-split", file="dpsynth/data/discover/tied.py",
+         why="session 17 (tied or spread): the distinct count spends the rest of the numeric budget, then the "
+             "selection and the zoom spend it again",
+         old="        count, rest = rest.split(DISTINCT_PART)\n",
+         new="        count = rest\n",
+         tests=["tests/data/test_discover_tied.py::test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point"]),
+    dict(id="discover-tied-spread-heaps-not-split", file="dpsynth/data/discover/tied.py",
+         why="session 17 (a spread's heaped integers): the selection for point masses spends the zoom's budget too",
+         old="            heaps, rest = rest.split(HEAPS_PART)  # (heaped integers: point masses, held_most)\n",
+         new="            heaps = rest\n",
+         tests=["tests/data/test_discover_tied.py::test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point"]),
     dict(id="discover-tied-sides-true-counts", file=DCOL,
          why="issue 27 (tied bounds): whether rows lie past the per-integer support read off the true counts per "
              "integer",

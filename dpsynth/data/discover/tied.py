@@ -34,10 +34,27 @@ import numpy as np
 from dpsynth.data.discover.heaps import HEAP_SHARE
 from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.points import PointMasses
-from dpsynth.data.discover.zoom import TIED
+from dpsynth.data.discover.zoom import TIED, widen, zoom
+from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
 
-__all__ = ["KEEP", "SPIKE", "TRIM", "held_most", "kept_sides", "past_mass", "per_integer", "tied_cells", "tied_values",
-           "which"]
+__all__ = [
+    "DENSE_ROWS",
+    "DISTINCT_PART",
+    "HEAPS_PART",
+    "HOPELESS_SD",
+    "KEEP",
+    "SPIKE",
+    "TRIM",
+    "held_most",
+    "hopeless",
+    "kept_sides",
+    "past_mass",
+    "per_integer",
+    "tied_cells",
+    "tied_or_spread",
+    "tied_values",
+    "which",
+]
 
 SPIKE = 6.0
 """Few integers for the rows are measured one cell each only when a cell of the support holds SPIKE times the
@@ -55,6 +72,71 @@ botswana's ``yearfm`` to [74, 88] (its 50-73, 600 rows, stood 2.4 sds on one see
 wide cells instead of the edge's density, ``agefm`` lost its 15s and 16s (13% of the rows, 30% of their cell),
 and at a quarter who's survey years (1980-2013, 7,000 rows, cells of 200) kept [1800, 2014] or [1980, 2200] on
 2 seeds of 4."""
+
+
+DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.25, 0.1, 3.0, 1 / 3
+"""Tied values in a range too long for one cell each are checked before the partition selection is paid for
+(:func:`tied_or_spread`): when the first fine histogram's support holds at least DENSE_ROWS noisy rows per integer,
+DISTINCT_PART of the rest counts the column's distinct integers (sensitivity 1), and a selection that cannot keep
+integers holding :data:`~dpsynth.data.discover.zoom.TIED` of the rows (:func:`hopeless`; noise bounds HOPELESS_SD
+sds) leaves the rest to a zoom over the support.  A sparser support (ids or codes spread over a range much wider
+than their rows: anes_therms' ``uid``, year-prefixed respondent ids, 34,000 rows over 10⁶ integers) keeps the
+selection, whose failure leaves the first histogram's coarse bins: finer bins of such a column cost the model
+(session 15: ``uid`` zoomed into 11 bins, the table's 2-way L1 x1.46)."""
+
+
+def selection_floor(budget: ColumnBudget, delta: float) -> float:
+    """A count under which partition selection with ``budget`` (and ``delta``) keeps a value with probability
+    about 0.1% (its integer threshold less 3 sds of its noise), at least 1.  Public: budget and δ only."""
+    if budget.zcdp:
+        sigma, threshold = gaussian_partition_threshold(rho=budget.amount, delta=delta,
+                                                        l2_sensitivity=math.sqrt(budget.l1))
+    else:
+        scale, threshold = partition_threshold(epsilon=budget.amount, delta=delta, sensitivity=budget.l1)
+        sigma = math.sqrt(2.0) * scale
+    return max(1.0, float(threshold) - 3.0 * float(sigma))
+
+
+def hopeless(distinct: float, distinct_sd: float, rows: float, floor: float) -> bool:
+    """Whether partition selection cannot keep integers holding :data:`~dpsynth.data.discover.zoom.TIED` of
+    ``rows`` (noisy non-null rows, an upper bound): at most rows/``floor`` integers reach the selection's
+    ``floor`` (:func:`selection_floor`), so at least ``distinct`` less those are left out, a row each at least;
+    they must be over (1 - TIED) of the rows with the noisy ``distinct`` (of noise ``distinct_sd``) less
+    :data:`HOPELESS_SD` sds.  Post-processing of noisy counts.  aids_australia's ``diag`` (days, 1,580 distinct
+    integers in 2,843 rows) and ``death`` (1,148, 37.5 % at one day) are hopeless by far (bound about 400);
+    seattle_pets' zip codes (116 in 52,000 rows) are not."""
+    return distinct - HOPELESS_SD * distinct_sd > rows / floor + (1.0 - TIED) * rows
+
+
+def tied_or_spread(disc, rest: ColumnBudget, delta: float, grid: np.ndarray, found: tuple[int, int],
+                   noisy: np.ndarray, first: ColumnBudget, integral: bool, cells: int, fill: float):
+    """An integral column whose first fine histogram (``noisy``, measured with ``first`` over ``grid``) has its
+    support ``found`` in a few cells too wide for one cell per integer: tied values (partition selection, as
+    :func:`tied_values`) or a spread (a zoom over the support, :func:`~dpsynth.data.discover.zoom.zoom`), decided
+    before ``rest`` is spent (see :data:`DENSE_ROWS`).  Until session 17 the selection always ran, and when it
+    failed the first histogram alone gave the bins: aids_australia's ``diag`` and ``death`` (days 8,302-11,504,
+    support three cells of 1,000) got three bins of 1,000 days, 8,302-8,999 clamped (``diag``'s 1-way TV 0.209
+    against 0.108 by hand).  Returns what ``_fine`` returns, or None (the selection failed: the first histogram
+    gives the bins).  ``disc`` is the column's ColumnDiscovery."""
+    width = float(grid[1] - grid[0])
+    rows = float(np.clip(noisy[found[0]:found[1] + 1], 0, None).sum())
+    if rows >= DENSE_ROWS * (found[1] - found[0] + 1) * width:
+        count, rest = rest.split(DISTINCT_PART)
+        _, counts = disc.profile.integer_counts()
+        distinct = count.count(int(np.size(counts)), "distinct integers (tied values or a spread)")
+        non_null = float(disc.non_null if disc.non_null is not None else rows)
+        upper = max(non_null + HOPELESS_SD * float(disc.non_null_sd), rows)
+        if hopeless(distinct, count.count_sd, upper, selection_floor(rest, delta)):
+            disc.learned.append(f"a spread, not tied values: about {max(distinct, 0.0):.0f} distinct integers "
+                                f"(noisy count) in about {non_null:.0f} rows: heaped integers, then a zoom")
+            heaps, rest = rest.split(HEAPS_PART)  # (heaped integers: point masses, held_most)
+            if (values := tied_values(disc, heaps, delta)) is not None:
+                return float(values[0][0]), float(values[0][-1]), None, values
+            wide = widen(found, grid, disc.core, noisy, first, disc.margins, disc.learned) or found
+            return (*zoom(disc, rest, grid, wide, integral, cells, fill), None)
+    if (values := tied_values(disc, rest, delta)) is not None:  # (kept integers holding most rows)
+        return float(values[0][0]), float(values[0][-1]), None, values
+    return None
 
 
 def tied_values(col, budget: ColumnBudget, delta: float) -> tuple[np.ndarray, np.ndarray] | None:

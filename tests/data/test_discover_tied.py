@@ -1,0 +1,68 @@
+"""An integral column whose first fine histogram has its support in a few cells too wide for one cell per integer
+(tied.tied_or_spread, session 17): a spread of days (aids_australia's ``diag`` and ``death``) is zoomed, tied
+values (zip codes) and sparse ids keep the partition selection; the decision reads a noisy count only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpsynth.data.discover import discover_schema, parse_discover, tied
+from dpsynth.data.discover.noise import ColumnBudget
+from dpsynth.privacy.accountant import Ledger
+
+
+def _days(n: int = 2843, seed: int = 5) -> pd.DataFrame:
+    """Days since 1960 as aids_australia's: ``diag`` spread over 8,302-11,503 (about 1,700 distinct in 2,843
+    rows, more in the later years), ``death`` the same spread later with 37.5 % at the end of observation."""
+    rng = np.random.default_rng(seed)
+    diag = np.round(11503 - 3200 * rng.beta(1.2, 2.2, size=n)).astype(int)
+    death = np.minimum(diag + rng.integers(0, 400, size=n), 11504)
+    death[rng.random(n) < 0.375] = 11504
+    return pd.DataFrame({"diag": diag, "death": death, "k": rng.choice(["x", "y"], size=n)})
+
+
+def _discover(table: pd.DataFrame, seed: int = 0):
+    spec = parse_discover({"epsilon": 0.5, "delta": 1e-6})  # (about a zero-config column's share)
+    return discover_schema(table, spec, ledger=Ledger(spec.epsilon, spec.delta), rng=np.random.default_rng(seed))
+
+
+def test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point():
+    """Until session 17 the selection over the days kept none (``diag``) or the heap alone (``death``) and the
+    first histogram's three cells of 1,000 days were the bins: 8,302-8,999 clamped, 1-way TV 0.21 against 0.11 by
+    hand.  Now the noisy distinct count says no selection can hold most rows: heaped days, then a zoom."""
+    table = _days()
+    found = _discover(table)
+    for name in ("diag", "death"):
+        notes = found.columns[name]["learned"]
+        assert any("a spread, not tied values" in x for x in notes), notes
+        edges = found.schema["columns"][name]["edges"]
+        assert len(edges) >= 7, edges  # (not the three cells of 1,000)
+        assert edges[0] <= float(np.quantile(table[name], 0.1)), edges
+        spent, allotted = found.columns[name]["epsilon_spent"], found.columns[name]["epsilon"]
+        assert spent <= allotted * (1 + 1e-9), (spent, allotted)  # (the count, the heaps and the zoom: one split)
+    assert 11504 in [round(e + 0.5) for e in found.schema["columns"]["death"]["edges"]]  # (the heap: a bin)
+
+
+def test_the_spread_is_decided_by_the_noisy_distinct_count_only(monkeypatch):
+    """The same table with the noisy distinct count replaced by a small one (as tied values would give): the
+    selection runs as before and the bins come from it or from the first histogram; the true count (about 1,700)
+    is never read (mutant: the decision reads it)."""
+    real = ColumnBudget.count
+
+    def few(self, value, measured):
+        out = real(self, value, measured)
+        return 40.0 if measured.startswith("distinct integers") else out
+
+    monkeypatch.setattr(ColumnBudget, "count", few)
+    found = _discover(_days())
+    for name in ("diag", "death"):
+        assert not any("a spread" in x for x in found.columns[name]["learned"]), found.columns[name]["learned"]
+
+
+def test_hopeless_needs_more_distinct_integers_than_a_selection_could_leave_out():
+    """A selection whose floor is 30 rows keeps at most n/30 integers: 2,843 rows over 1,580 distinct days cannot
+    be held at 90 % (about 379 may be left out); 116 zip codes in 52,000 rows can."""
+    assert tied.hopeless(1580.0, 10.0, 2843.0, 30.0)
+    assert not tied.hopeless(116.0, 10.0, 52000.0, 30.0)
+    assert not tied.hopeless(300.0, 10.0, 2843.0, 30.0)  # (a few hundred days: maybe tied)
