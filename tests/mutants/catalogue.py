@@ -847,9 +847,21 @@ MUTANTS += [
     dict(id="discover-tied-spread-count-not-split", file="dpsynth/data/discover/tied.py",
          why="session 17 (tied or spread): the distinct count spends the rest of the numeric budget, then the "
              "selection and the zoom spend it again",
-         old="        count, rest = rest.split(DISTINCT_PART)\n",
+         old="        rest = after\n",
          new="        count = rest\n",
          tests=["tests/data/test_discover_tied.py::test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point"]),
+    dict(id="discover-tied-spread-always-counted", file="dpsynth/data/discover/tied.py",
+         why="session 17 (seattle_pets' zip codes): tied codes whose support's integers could all be held pay for a "
+             "distinct count anyway, taken from their selection",
+         old="    if rows >= DENSE_ROWS * integers and hopeless(integers + max(0.0, upper - rows), 0.0, upper,\n",
+         new="    if rows >= DENSE_ROWS * integers and hopeless(1e12 + integers + max(0.0, upper - rows), 0.0, upper,\n",
+         tests=["tests/data/test_discover_tied.py::test_tied_codes_in_a_narrow_support_pay_for_no_count"]),
+    dict(id="discover-tied-spread-sparse-counted", file="dpsynth/data/discover/tied.py",
+         why="session 15/17 (anes_therms' uid): sparse ids over a wide support are counted and zoomed into finer "
+             "bins that cost the model",
+         old="DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.25, 0.1, 3.0, 1 / 3\n",
+         new="DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.0, 0.1, 3.0, 1 / 3\n",
+         tests=["tests/data/test_discover_tied.py::test_sparse_ids_keep_the_selection_and_their_coarse_bins"]),
     dict(id="discover-tied-spread-heaps-not-split", file="dpsynth/data/discover/tied.py",
          why="session 17 (a spread's heaped integers): the selection for point masses spends the zoom's budget too",
          old="            heaps, rest = rest.split(HEAPS_PART)  # (heaped integers: point masses, held_most)\n",
