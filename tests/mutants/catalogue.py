@@ -830,6 +830,41 @@ MUTANTS += [
              "    return values if held_most(col, (values[0], np.array([t.get(v, 0) for v in values[0]], "
              "dtype=float)), budget.sd) else None",
          tests=["tests/data/test_discover.py::test_a_heap_beside_many_day_numbers_is_a_point_mass_not_the_bounds"]),
+    dict(id="discover-tied-spread-true-distinct", file="dpsynth/data/discover/tied.py",
+         why="session 17 (aids_australia's diag): whether a column's wide cells hold tied values or a spread read "
+             "off its true number of distinct integers",
+         old='        distinct = count.count(int(np.size(counts)), "distinct integers (tied values or a spread)")\n',
+         new='        distinct = float(np.size(counts)) + 0.0 * count.count(int(np.size(counts)), "distinct integers")\n',
+         tests=["tests/data/test_discover_tied.py::test_the_spread_is_decided_by_the_noisy_distinct_count_only"]),
+    dict(id="discover-tied-spread-count-not-split", file="dpsynth/data/discover/tied.py",
+         why="session 17 (tied or spread): the distinct count spends the rest of the numeric budget, then the "
+             "selection and the zoom spend it again",
+         old="        rest = after\n",
+         new="        count = rest\n",
+         tests=["tests/data/test_discover_tied.py::test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point"]),
+    dict(id="discover-tied-spread-always-counted", file="dpsynth/data/discover/tied.py",
+         why="session 17 (seattle_pets' zip codes): tied codes whose support's integers could all be held pay for a "
+             "distinct count anyway, taken from their selection",
+         old="    if rows >= DENSE_ROWS * integers and hopeless(integers + max(0.0, upper - rows), 0.0, upper,\n",
+         new="    if rows >= DENSE_ROWS * integers and hopeless(1e12 + integers + max(0.0, upper - rows), 0.0, upper,\n",
+         tests=["tests/data/test_discover_tied.py::test_tied_codes_in_a_narrow_support_pay_for_no_count"]),
+    dict(id="discover-tied-spread-sparse-counted", file="dpsynth/data/discover/tied.py",
+         why="session 15/17 (anes_therms' uid): sparse ids over a wide support are counted and zoomed into finer "
+             "bins that cost the model",
+         old="DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.25, 0.1, 3.0, 1 / 3\n",
+         new="DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.0, 0.1, 3.0, 1 / 3\n",
+         tests=["tests/data/test_discover_tied.py::test_sparse_ids_keep_the_selection_and_their_coarse_bins"]),
+    dict(id="discover-tied-held-profile-rows-only", file="dpsynth/data/discover/tied.py",
+         why="session 17 (acs_2012's income): the integers kept for tied values are weighed against the profile's "
+             "noisy rows only, which a zero spike's spread can lose",
+         old="    if first is not None:  # (the first fine histogram's rows, all its cells: a spread the profile missed)\n",
+         new="    if False:\n",
+         tests=["tests/data/test_discover_tied.py::test_kept_integers_are_weighed_against_the_first_histograms_rows_too"]),
+    dict(id="discover-tied-spread-heaps-not-split", file="dpsynth/data/discover/tied.py",
+         why="session 17 (a spread's heaped integers): the selection for point masses spends the zoom's budget too",
+         old="            heaps, rest = rest.split(HEAPS_PART)  # (heaped integers: point masses, held_most)\n",
+         new="            heaps = rest\n",
+         tests=["tests/data/test_discover_tied.py::test_spread_days_in_three_wide_cells_are_zoomed_and_the_heap_is_a_point"]),
     dict(id="discover-tied-sides-true-counts", file=DCOL,
          why="issue 27 (tied bounds): whether rows lie past the per-integer support read off the true counts per "
              "integer",

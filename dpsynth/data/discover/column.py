@@ -49,7 +49,7 @@ from dpsynth.data.discover.points import (
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tail import reached
-from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, tied_values, which
+from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, tied_or_spread, which
 from dpsynth.data.discover.values import (
     Selected,
     few_distinct,
@@ -556,9 +556,9 @@ class ColumnDiscovery:
                 return lo, hi, (blocks, np.clip(sums, 0, None).astype(float)), None
             sides = kept_sides(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
             mass = past_mass(grid, noisy, tied, rest.sd, first_grid, first_noisy, wide, first.sd)
-        elif few and delta > 0:  # (the rest of the budget is spent here, whatever it finds)
-            if (values := tied_values(self, rest, delta)) is not None:  # (tied.py: kept integers holding most rows)
-                return float(values[0][0]), float(values[0][-1]), None, values
+        elif few and delta > 0:  # (the rest is spent here, whatever it finds: tied.py, selection or a zoom)
+            if (done := tied_or_spread(self, rest, delta, grid, found, noisy, first, integral, cells, fill)):
+                return done
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
                 ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
             if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:

@@ -34,10 +34,27 @@ import numpy as np
 from dpsynth.data.discover.heaps import HEAP_SHARE
 from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.points import PointMasses
-from dpsynth.data.discover.zoom import TIED
+from dpsynth.data.discover.zoom import TIED, widen, zoom
+from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
 
-__all__ = ["KEEP", "SPIKE", "TRIM", "held_most", "kept_sides", "past_mass", "per_integer", "tied_cells", "tied_values",
-           "which"]
+__all__ = [
+    "DENSE_ROWS",
+    "DISTINCT_PART",
+    "HEAPS_PART",
+    "HOPELESS_SD",
+    "KEEP",
+    "SPIKE",
+    "TRIM",
+    "held_most",
+    "hopeless",
+    "kept_sides",
+    "past_mass",
+    "per_integer",
+    "tied_cells",
+    "tied_or_spread",
+    "tied_values",
+    "which",
+]
 
 SPIKE = 6.0
 """Few integers for the rows are measured one cell each only when a cell of the support holds SPIKE times the
@@ -55,6 +72,81 @@ botswana's ``yearfm`` to [74, 88] (its 50-73, 600 rows, stood 2.4 sds on one see
 wide cells instead of the edge's density, ``agefm`` lost its 15s and 16s (13% of the rows, 30% of their cell),
 and at a quarter who's survey years (1980-2013, 7,000 rows, cells of 200) kept [1800, 2014] or [1980, 2200] on
 2 seeds of 4."""
+
+
+DENSE_ROWS, DISTINCT_PART, HOPELESS_SD, HEAPS_PART = 0.25, 0.1, 3.0, 1 / 3
+"""Tied values in a range too long for one cell each are checked before the partition selection is paid for
+(:func:`tied_or_spread`): when the first fine histogram's support holds at least DENSE_ROWS noisy rows per integer,
+DISTINCT_PART of the rest counts the column's distinct integers (sensitivity 1), and a selection that cannot keep
+integers holding :data:`~dpsynth.data.discover.zoom.TIED` of the rows (:func:`hopeless`; noise bounds HOPELESS_SD
+sds) leaves the rest to a zoom over the support.  A sparser support (ids or codes spread over a range much wider
+than their rows: anes_therms' ``uid``, year-prefixed respondent ids, 34,000 rows over 10⁶ integers) keeps the
+selection, whose failure leaves the first histogram's coarse bins: finer bins of such a column cost the model
+(session 15: ``uid`` zoomed into 11 bins, the table's 2-way L1 x1.46).  Nor is the count paid for when even every
+integer of the support distinct could be held (seattle_pets' zip codes: a count taken from their selection moved
+its edges, x1.05 on seeds 4-7).  A spread keeps HEAPS_PART of the rest for a selection whose kept integers become
+point masses (``death``'s 11,504: without it ``death``'s 1-way TV was 0.39 and the table x1.32).  Measured
+(zero-config 2-way L1; of 112 seen tables, seeds 2,3, the branch is taken by 8 and the schemas of 2 changed):
+aids_australia 0.258 / 0.295 / 0.292 / 0.296 → 0.171 / 0.210 / 0.202 / 0.203 (seeds 2-5, x0.687; ``diag``'s
+1-way TV 0.209 → 0.03-0.06), who x0.988 (one count column, seeds 2-5: x1.000 / x1.011 / x1.000 / x0.941)."""
+
+
+def selection_floor(budget: ColumnBudget, delta: float) -> float:
+    """A count under which partition selection with ``budget`` (and ``delta``) keeps a value with probability
+    about 0.1% (its integer threshold less 3 sds of its noise), at least 1.  Public: budget and δ only."""
+    if budget.zcdp:
+        sigma, threshold = gaussian_partition_threshold(rho=budget.amount, delta=delta,
+                                                        l2_sensitivity=math.sqrt(budget.l1))
+    else:
+        scale, threshold = partition_threshold(epsilon=budget.amount, delta=delta, sensitivity=budget.l1)
+        sigma = math.sqrt(2.0) * scale
+    return max(1.0, float(threshold) - 3.0 * float(sigma))
+
+
+def hopeless(distinct: float, distinct_sd: float, rows: float, floor: float) -> bool:
+    """Whether partition selection cannot keep integers holding :data:`~dpsynth.data.discover.zoom.TIED` of
+    ``rows`` (noisy non-null rows, an upper bound): at most rows/``floor`` integers reach the selection's
+    ``floor`` (:func:`selection_floor`), so at least ``distinct`` less those are left out, a row each at least;
+    they must be over (1 - TIED) of the rows with the noisy ``distinct`` (of noise ``distinct_sd``) less
+    :data:`HOPELESS_SD` sds.  Post-processing of noisy counts.  aids_australia's ``diag`` (days, 1,580 distinct
+    integers in 2,843 rows) and ``death`` (1,148, 37.5 % at one day) are hopeless by far (bound about 400);
+    seattle_pets' zip codes (116 in 52,000 rows) are not."""
+    return distinct - HOPELESS_SD * distinct_sd > rows / floor + (1.0 - TIED) * rows
+
+
+def tied_or_spread(disc, rest: ColumnBudget, delta: float, grid: np.ndarray, found: tuple[int, int],
+                   noisy: np.ndarray, first: ColumnBudget, integral: bool, cells: int, fill: float):
+    """An integral column whose first fine histogram (``noisy``, measured with ``first`` over ``grid``) has its
+    support ``found`` in a few cells too wide for one cell per integer: tied values (partition selection, as
+    :func:`tied_values`) or a spread (a zoom over the support, :func:`~dpsynth.data.discover.zoom.zoom`), decided
+    before ``rest`` is spent (see :data:`DENSE_ROWS`).  Until session 17 the selection always ran, and when it
+    failed the first histogram alone gave the bins: aids_australia's ``diag`` and ``death`` (days 8,302-11,504,
+    support three cells of 1,000) got three bins of 1,000 days, 8,302-8,999 clamped (``diag``'s 1-way TV 0.209
+    against 0.108 by hand).  Returns what ``_fine`` returns, or None (the selection failed: the first histogram
+    gives the bins).  ``disc`` is the column's ColumnDiscovery."""
+    integers = (found[1] - found[0] + 1) * float(grid[1] - grid[0])
+    rows = float(np.clip(noisy[found[0]:found[1] + 1], 0, None).sum())
+    non_null = float(disc.non_null if disc.non_null is not None else rows)
+    upper = max(non_null + HOPELESS_SD * float(disc.non_null_sd), rows)
+    count, after = rest.split(DISTINCT_PART)  # (nothing is charged until a mechanism runs)
+    # at most the support's integers and a value per row past it are distinct: when even that many could be held
+    # (zip codes: 116 in 52,000 rows over 2,000 integers) no count is paid for and the selection has it all
+    if rows >= DENSE_ROWS * integers and hopeless(integers + max(0.0, upper - rows), 0.0, upper,
+                                                  selection_floor(after, delta)):
+        rest = after
+        _, counts = disc.profile.integer_counts()
+        distinct = count.count(int(np.size(counts)), "distinct integers (tied values or a spread)")
+        if hopeless(distinct, count.count_sd, upper, selection_floor(rest, delta)):
+            disc.learned.append(f"a spread, not tied values: about {max(distinct, 0.0):.0f} distinct integers "
+                                f"(noisy count) in about {non_null:.0f} rows: heaped integers, then a zoom")
+            heaps, rest = rest.split(HEAPS_PART)  # (heaped integers: point masses, held_most)
+            if (values := tied_values(disc, heaps, delta)) is not None:
+                return float(values[0][0]), float(values[0][-1]), None, values
+            wide = widen(found, grid, disc.core, noisy, first, disc.margins, disc.learned) or found
+            return (*zoom(disc, rest, grid, wide, integral, cells, fill), None)
+    if (values := tied_values(disc, rest, delta)) is not None:  # (kept integers holding most rows)
+        return float(values[0][0]), float(values[0][-1]), None, values
+    return None
 
 
 def tied_values(col, budget: ColumnBudget, delta: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -85,11 +177,23 @@ def held_most(col, values: tuple[np.ndarray, np.ndarray], sd: float) -> bool:
     against the hand schema's 0.15).  Now 3 bins of 1,000 and a point at 11504 (the table's 2-way L1, seeds
     0-3: 0.56 → 0.27-0.32).  Letting the selection have half the rest and a zoom the other half when it fails gave ``death``
     and ``diag`` 8-10 bins (seeds 0-3: 0.56 → 0.19-0.23), but numeric ids and codes take that path too and their
-    finer bins cost the model (anes_therms' ``uid``, 3 → 11 bins: x1.46; seattle_pets' zip codes x1.10): not kept."""
+    finer bins cost the model (anes_therms' ``uid``, 3 → 11 bins: x1.46; seattle_pets' zip codes x1.10): not kept.
+
+    The rows are the larger of the profile's noisy non-null rows and the first fine histogram's (all its cells;
+    session 17), and the kept integers must hold TIED of them with no slack for noise: a zero spike's profile can
+    show the zeros alone, and a wrong "held" clamps every other row onto the kept integers while a wrong "not held"
+    only bins the column with them as point masses.  acs_2012's ``income`` (1,623 incomes, 45 % zeros) read about
+    726 rows on some draws, the selection kept 0, "held" 90 % of them, and the column became the two bins {0}, {1};
+    credit's ``Debt`` (83 % zeros, 4,436 rows read as 3,640) likewise.  Zero-config 2-way L1, seeds 6-13: acs_2012
+    0.356 / 0.340 / 0.416 → 0.270 / 0.228 / 0.310 on the 3 draws of 8 that collapsed (x0.886 over the 8), credit
+    0.196 → 0.187 on 1 (x0.994; ``Debt``'s 1-way TV 0.105 on 2 more draws is a clamped tail at 1,000, not this);
+    seeds 2-5 and seattle_pets' zip codes (seeds 2-7) unchanged."""
     kept, counts = values
     non_null = float(col.non_null or max(1.0, counts.sum()))
-    slack = math.sqrt(counts.size * sd**2 + float(getattr(col, "non_null_sd", 0.0)) ** 2)
-    if float(counts.sum()) + slack >= TIED * non_null:
+    first = getattr(getattr(col, "evidence", None), "first", None)
+    if first is not None:  # (the first fine histogram's rows, all its cells: a spread the profile missed)
+        non_null = max(non_null, float(np.sum(first[0])))
+    if float(counts.sum()) >= TIED * non_null:
         return True
     keep = counts >= HEAP_SHARE * non_null / (col.hint.bins or col.spec.bins)
     col.label_points = PointMasses(kept[keep], counts[keep], np.zeros(int(keep.sum())),
