@@ -46,7 +46,7 @@ def test_a_signed_column_keeps_its_other_side():
     for seed in range(3):
         found, _ = _discover(_signed(), seed)
         cols = found.schema["columns"]
-        assert cols["x"]["edges"][0] <= -1 and cols["x"]["edges"][1] < 0 <= cols["x"]["edges"][2], cols["x"]
+        assert cols["x"]["edges"][0] <= -1 and cols["x"]["edges"][1] < 0, cols["x"]  # (a bin or more below 0)
         assert all(cols[f"c{i}"]["edges"][0] == 0 for i in range(6)), cols
         assert any("rows past 0" in line for line in found.columns["x"]["learned"])
 
@@ -79,4 +79,5 @@ def test_later_histograms_leave_the_rows_past_0_out():
     assert above.cell_counts([-1.0, 0.0]).tolist() == [3]  # (−∞, 0] without the rows above 0
     mags = decades(np.array([0.0, 0.1, 0.2, 0.5, 1.0, 3.0]), -1)
     assert mags.tolist() == [0.0, 0.1, 1.0, 10.0]  # cells [−0.1, 0), [−1, −0.1), [−10, −1), (−∞, −10)
+    assert decades(np.array([0.0, 0.05, 0.1, 3.0]), -1).tolist() == [0.0, 0.1, 1.0, 10.0]  # (the first cell's decade)
     assert decades(np.arange(0, 40) - 0.5, -1).tolist() == [0.5, 1.0, 10.0, 100.0]  # unit cells: from −0.5

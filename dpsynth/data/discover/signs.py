@@ -34,9 +34,9 @@ from dpsynth.data.discover.tables import ColumnCounts
 
 __all__ = ["DECADE_SD", "OTHER_SD", "OTHER_SHARE", "OneSign", "decades", "joined", "measured", "other_side"]
 
-OTHER_SHARE, OTHER_SD = 0.05, 3.0
+OTHER_SHARE, OTHER_SD = 0.05, 3.5
 """The other side's decades (noisy sum) must hold OTHER_SHARE of the column's noisy non-null rows and stand OTHER_SD
-sds of their sum's noise (one test a column: a column of one sign passes with probability 0.13%)."""
+sds of their sum's noise (one test a column: a column of one sign passes with probability 2·10⁻⁴)."""
 
 DECADE_SD = 2.0
 """Inside an other side that passed, its outermost decade standing this many sds gives the bound."""
@@ -50,10 +50,11 @@ def _side(lo: float, hi: float) -> int:
 def decades(grid: np.ndarray, side: int) -> np.ndarray:
     """The other side's public cell edges as magnitudes from 0 outward (side −1: the cells [−m[j+1], −m[j]) and
     (−∞, −m[-1])): the first the grid's own end there (0, or half a unit cell), then the powers of ten from the
-    decade of the grid's smallest nonzero magnitude to that of its largest."""
+    first at or above the grid's smallest nonzero magnitude (its first cell's width) to the first at or above its
+    largest."""
     near = float(-grid[0] if side < 0 else grid[-1])  # (0, or 0.5 for unit cells: the cell of 0 stays in the grid)
     mags = np.abs(grid[grid != 0.0])
-    k0 = math.floor(math.log10(float(mags.min())) + 1e-9)
+    k0 = math.ceil(math.log10(float(mags.min())) - 1e-9)  # (the grid's first cell's mirror: one decade cell)
     k1 = max(k0 + 1, math.ceil(math.log10(float(mags.max())) - 1e-9))
     pts = 10.0 ** np.arange(k0, k1 + 1)
     return np.concatenate([[near], pts[pts > near]])
