@@ -1313,4 +1313,17 @@ MUTANTS += [
          old="        out[n] = replace(rest[n], amount=rest[n].amount - moved * spare[n] / total)\n",
          new="        out[n] = rest[n]\n",
          tests=["tests/data/test_discover_kind.py"]),
+    # session 17: the other sign of a column whose coarse range ends at 0, read off more cells of its first fine
+    # histogram (signs.py)
+    dict(id="discover-signs-true-other", file="dpsynth/data/discover/signs.py",
+         why="issue 27 (small tables): whether a column has a sizable side past 0 read off its true rows there, not "
+             "the first fine histogram's noisy cells",
+         old="    total = float(np.sum(noisy))\n",
+         new="    total = float(disc.profile.cell_counts(np.array([at - 1.0, at, at + 1.0]))[0 if side < 0 else 1])\n",
+         tests=["tests/data/test_discover_signs.py::test_the_other_side_reads_only_noisy_counts"]),
+    dict(id="discover-signs-true-decades", file="dpsynth/data/discover/signs.py",
+         why="issue 27 (small tables): the other side's bound and quantile mass per decade read off its true rows",
+         old="    mass = np.clip(noisy[:last + 1], 0.0, None).astype(float)\n",
+         new="    mass = disc.profile.counts.cell_counts(np.append(-mags[::-1], 1e300))[:-1][::-1].astype(float)\n",
+         tests=["tests/data/test_discover_signs.py::test_the_other_side_reads_only_noisy_counts"]),
 ]

@@ -40,12 +40,8 @@ from dpsynth.data.discover.noise import (
 )
 from dpsynth.data.discover.nulls import NULL_SD, fuse_nulls, missing_spec
 from dpsynth.data.discover.packed import packed_start
-from dpsynth.data.discover.points import (
-    PointMasses,
-    place,
-    with_points,
-    worth_measuring,
-)
+from dpsynth.data.discover.points import PointMasses, place, with_points, worth_measuring
+from dpsynth.data.discover.signs import joined, measured, other_side
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
 from dpsynth.data.discover.tail import reached
@@ -389,6 +385,7 @@ class ColumnDiscovery:
             want = kind != "integer" and not equal and worth_measuring(
                 integral=bool(integral), lo=lo, hi=hi, non_null=self.non_null, bins=bins, budget=budget)
             lo, hi, weights, kept_values = self._fine(budget, lo, hi, integral, delta, points=want)
+            lo, hi, weights = joined(self, lo, hi, weights) if kept_values is None else (lo, hi, weights)
             if ident is not None and self.labels is None and (why := identifier(self, ident, lo, hi)) is not None:
                 self.dropped = why
                 self.learned.append(why)
@@ -496,8 +493,9 @@ class ColumnDiscovery:
             if self.log_from is not None:
                 self.learned.append(f"linear cells would pack the rows: logarithmic fine cells from {self.log_from:g}")
         grid = self._grid(lo, hi, integral, cells)
-        noisy = first.histogram(self.profile.cell_counts(grid), f"rows per fine cell ({grid.size - 1} public cells)")
+        noisy, other = measured(self, first, grid, lo, hi, f"rows per fine cell ({grid.size - 1} public cells)")
         self.first_grid, self.evidence.first = grid, (noisy, first.sd)  # (points.place; values.seen_integers)
+        other_side(self, other)  # (signs.py: a sizable share of rows past 0, where the coarse range ends: apart)
         found = reached(support(noisy, first), grid, self.reach)  # (tail.py: out to the noisy decades' reach)
         first_noisy = noisy
         width = float(grid[1] - grid[0])
