@@ -12,7 +12,7 @@ import pytest
 from dpsynth.data.discover import column as column_module
 from dpsynth.data.discover import discover_schema, parse_discover
 from dpsynth.data.discover.noise import FINE_CELLS
-from dpsynth.data.discover.zoom import ZOOM_CELLS, spread, widen
+from dpsynth.data.discover.zoom import ZOOM_CELLS, holds, spread, widen
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
 from dpsynth.privacy.neighbouring import Neighbouring
@@ -278,3 +278,32 @@ def test_the_zoom_cells_read_only_the_noisy_row_count(monkeypatch):
     assert found2.schema == found.schema
     assert [c.measured for c in ledger2.charges] == [c.measured for c in ledger.charges]
     assert _zoom_cells(found, ledger) > 1.1 * FINE_CELLS
+
+
+def test_a_support_of_a_heaps_cell_alone_is_not_zoomed():
+    """Issue 27 (session 17, acs_2012's ``hrs_work`` on seed 5): a first fine support of one cell while the
+    cells outside it and the profile's buckets hold a third of the rows is not zoomed (its cells would be the
+    bounds and clamp every other row); a support that holds the rows is."""
+    noisy = np.array([87.0, 57, -1, -9, 545, 13, 66, -3, -12, -5, 11, -8, 65, -14])
+    grid = np.array([15.0, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91, 100])
+    buckets = (np.array([10.0, 15, 20, 30, 50, 70, 100, 150]), np.array([-80.0, 61, 162, 661, 43, 50, 47]), 61.5)
+    assert not holds(noisy, (4, 4), 36.7, grid, buckets)
+    assert holds(noisy, (4, 4), 36.7, grid, None)  # the first histogram alone: 1.9 sds, not enough
+    quiet = np.where(np.arange(noisy.size) == 4, 545.0, noisy * 0.1)
+    assert holds(quiet, (4, 4), 36.7, grid, (buckets[0], np.array([-80.0, 6, 16, 600, 4, 5, 4]), 61.5))
+
+
+def test_the_zoom_mass_check_reads_only_noisy_counts(monkeypatch):
+    """With the outputs of a discovery of the decimal years replayed (zoomed: the support holds the rows), a
+    table with half its rows spread over the coarse range gets the same schema: the mass check decided on its
+    true fine counts would refuse the zoom."""
+    coupling = _Coupling()
+    monkeypatch.setattr(mechanisms, "recorder", coupling)
+    table = _decimal_years(n=4000)
+    found, _ = _discover(table, 1.0, 0)
+    assert any(note.startswith("zoomed in") for note in found.columns["when"]["learned"])
+    coupling.mode = "replay"
+    x = table["when"].to_numpy().copy()
+    x[::2] = np.round(np.random.default_rng(1).uniform(1000, 6999, x[::2].size), 4)
+    found2, _ = _discover(pd.DataFrame({"when": x}), 1.0, 0)
+    assert found2.schema == found.schema and found2.columns == found.columns

@@ -667,6 +667,17 @@ MUTANTS += [
          old="or to_units(wide, grid, integral, min(cells, fill))",
          new="or to_units(support(self.profile.cell_counts(grid) * 1.0, first) or wide, grid, integral, min(cells, fill))",
          tests=["tests/data/test_discover_zoom.py::test_the_zoom_to_one_cell_per_integer_reads_only_noisy_counts"]),
+    dict(id="discover-zoom-holds-true-counts", file=DCOL,
+         why="issue 27 (session 17): whether the first fine support holds the rows (a zoom may give the bounds) "
+             "decided on the column's true fine counts, not the noisy ones",
+         old="and holds(noisy, wide, first.sd, grid, self.evidence.buckets)",
+         new="and holds(self.profile.cell_counts(grid) * 1.0, wide, first.sd, grid, self.evidence.buckets)",
+         tests=["tests/data/test_discover_zoom.py::test_the_zoom_mass_check_reads_only_noisy_counts"]),
+    dict(id="discover-zoom-holds-ignored", file="dpsynth/data/discover/zoom.py",
+         why="issue 27 (session 17): the support of a heap's cell alone zoomed (every other row clamped)",
+         old="    return not (est >= HELD_SD / math.sqrt(w1) and est >= HELD_SHARE * (inside + est))",
+         new="    return True",
+         tests=["tests/data/test_discover_zoom.py::test_a_support_of_a_heaps_cell_alone_is_not_zoomed"]),
     dict(id="discover-points-true-counts", file="dpsynth/data/discover/points.py",
          why="issue 27: the point masses (bins of their own, reused counts) read off the true counts of rows equal "
              "to each candidate, not the noisy histogram",

@@ -55,7 +55,7 @@ from dpsynth.data.discover.values import (
     select_categories,
     spaced_bins,
 )
-from dpsynth.data.discover.zoom import CONFIRM, TIED, to_units, widen, zoom
+from dpsynth.data.discover.zoom import CONFIRM, TIED, holds, to_units, widen, zoom
 
 __all__ = ["OTHER_ONLY", "PROFILE_SHARE", "ColumnDiscovery", "plain"]
 
@@ -558,7 +558,8 @@ class ColumnDiscovery:
             if (done := tied_or_spread(self, rest, delta, grid, found, noisy, first, integral, cells, fill)):
                 return done
         elif (wide := widen(found, grid, self.core, noisy, first, self.margins, self.learned)) is not None and \
-                ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))):
+                ((wide[1] - wide[0] + 1) * (4 if integral else 2) <= grid.size - 1 or to_units(wide, grid, integral, min(cells, fill))) \
+                and holds(noisy, wide, first.sd, grid, self.evidence.buckets):  # (not a support of a heap's cell alone: zoom.holds)
             if (run := dense_run(noisy, grid, rest, integral, self.log_from, self.zeros, within=wide)) is None:
                 return (*zoom(self, rest, grid, wide, integral, cells, fill), None)  # (zoom.py: maybe twice, narrow data)
             return (*measure_dense(self, first, rest, grid, noisy, run), None)  # (dense.py: narrower than the zoom)
