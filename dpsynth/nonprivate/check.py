@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.schema import CategoricalColumn, Domain, IntegerColumn
+from dpsynth.data.schema import CategoricalColumn, DatetimeColumn, Domain, IntegerColumn
+from dpsynth.data.timestamps import instant_text, instants
 
 __all__ = ["NOT_PRIVATE", "Fold", "Violation", "folded_values", "format_violations", "schema_violations"]
 
@@ -90,6 +91,13 @@ def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Viol
                 folded.append(("outside the declared categories, folded into the extra category", outside))
             else:
                 problems.append(("value outside the declared categories", outside))
+        elif isinstance(spec, DatetimeColumn):  # as encode_column: seconds; unparseable is missing or an error
+            values = instants(col, spec.format)
+            text = np.isnan(values) & ~isnull
+            read = f"not a date in its format '{spec.format}' or ISO 8601" if spec.format else "not an ISO 8601 date"
+            (folded if other and spec.missing else problems).append(
+                (f"{read}, read as missing" if other and spec.missing else read, text))
+            _range(spec, values, ~isnull & ~text, other, problems, folded)
         else:
             values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
             text = np.isnan(values) & ~isnull
@@ -100,26 +108,30 @@ def _check(table: pd.DataFrame, domain: Domain, unknown: str) -> tuple[list[Viol
                 problems.append(("not a number", text))
             ok = ~isnull & ~text
             if isinstance(spec, IntegerColumn):
-                lo, hi = spec.lower, spec.upper
                 with np.errstate(invalid="ignore"):
                     fractional = ok & np.isfinite(values) & (values != np.round(values))
                 (folded if other else problems).append(
                     ("fractional, rounded to the nearest integer" if other else "fractional value in an integer "
                      "column", fractional))
                 values = np.round(values) if other else values  # as encode_numbers: rounded, then clamped
-            else:
-                lo, hi = spec.edges[0], spec.edges[-1]
-            with np.errstate(invalid="ignore"):
-                outside = ok & ~((values >= lo) & (values <= hi))
-            if other:
-                folded.append((f"outside the declared range [{lo:g}, {hi:g}] (or not finite), clamped to it", outside))
-            else:
-                problems.append((f"outside the declared range [{lo:g}, {hi:g}] (or not finite)", outside))
+            _range(spec, values, ok, other, problems, folded)
         for problem, mask in problems:
             if mask.any():
                 out.append(Violation(spec.name, problem, np.flatnonzero(mask) + 1))
         folds += [Fold(spec.name, what, int(mask.sum())) for what, mask in folded if mask.any()]
     return out, folds
+
+
+def _range(spec, values: np.ndarray, ok: np.ndarray, other: bool, problems: list, folded: list) -> None:
+    """Rows of ``ok`` outside the column's declared range: clamped under ``unknown: other``, else a problem."""
+    lo, hi = (spec.lower, spec.upper) if isinstance(spec, IntegerColumn) else (spec.edges[0], spec.edges[-1])
+    with np.errstate(invalid="ignore"):
+        outside = ok & ~((values >= lo) & (values <= hi))
+    span = f"[{instant_text(lo)}, {instant_text(hi)}]" if isinstance(spec, DatetimeColumn) else f"[{lo:g}, {hi:g}]"
+    if other:
+        folded.append((f"outside the declared range {span} (or not finite), clamped to it", outside))
+    else:
+        problems.append((f"outside the declared range {span} (or not finite)", outside))
 
 
 def format_violations(violations: list[Violation], rows: int, ignored: list[str], folds: list[Fold] = ()) -> str:
