@@ -37,7 +37,7 @@ Rules (from the measurements in docs/estimator.md, "``algorithm: auto``"):
    0.151 → 0.120 at ε = 1 and 0.210 → 0.190 at ε = 0.3 (docs/aim.md, "Issue 28").  Under rule 1, where n·ε per cell of a
    workload marginal is at least :data:`ANNEAL_SIGNAL` (10), ``anneal`` is :data:`ZCDP_ANNEAL` (√2):
    held-out ε = 1, 3 seeds, 3-way L1 adult_test 0.1788 → 0.1731, COMPAS 0.1444 → 0.1369
-   (docs/aim.md, "Issue 28: annealing").  On a small table (n·√(2ρ/d) under 600, ρ what the release has
+   (docs/aim.md, "Issue 28: annealing").  On a small table (n·√(2ρ/d) under 300, ρ what the release has
    left) more of ρ measures the 1-way marginals first (:data:`INIT_SIGNAL`).
 2. δ = 0 and a workload of 1-way marginals only (or none): ``laplace`` on the
    1-way marginals — every marginal is measured once with an equal share; no
@@ -141,16 +141,23 @@ keeps one per round: half the ε doubles the Laplace deviation, and COMPAS ε = 
 
 INIT_SIGNAL, INIT_MOST = 60.0, 0.5
 """Rule 1 (δ > 0): ``mwem``'s ``init_fraction`` — the part of its ρ that measures every 1-way marginal before the
-rounds — is ``INIT_SIGNAL / v``, between the variant's 0.1 and INIT_MOST, where v = n·√(2ρ/d) is n over the
+rounds — is ``INIT_SIGNAL / v − 0.1``, between the variant's 0.1 and INIT_MOST, where v = n·√(2ρ/d) is n over the
 Gaussian deviation of one of d equal 1-way measurements of the whole ρ (:func:`init_signal`; public: n, the ρ
-the release has left, d).  0.1 stays wherever v ≥ 600.  On a small table the 1-way marginals are the release's
-largest error and the 3-way rounds barely correct them: a 3-way measurement spreads its noise over s² cells per
-1-way cell.  Issue 27's hand-written schemas at ε = 0.7 (the release budget a zero-config release keeps after
-discovery), 7 tables of 2,000-2,982 rows, seeds 0-1, 2-way L1 under the neutral binning: init 0.1 → 0.3 x0.847,
-→ 0.5 x0.829 (acs_2012 0.256 → 0.180, ces_abortion 0.232 → 0.177); at ε = 1 0.3 gave x0.909.  On 12 larger
-tables (ε = 1) 0.3 lost where v is large: world_airfields (v 1,551) x1.29, vietnam_medical (1,769) x1.13,
-zip_codes (3,149) x1.07, txhousing (633) x1.04; it gained below v ≈ 450 (credit 263 x0.965, young_males 290
-x0.933, exam 299 x0.954; aids_australia 237 x1.008).  Measured for the rule: benchmarks/README.md, "Session 18"."""
+the release has left, d): 0.1 wherever v ≥ 300, 0.2 at v = 200, 0.5 from v = 100.  On a small table the 1-way
+marginals are the release's largest error and the 3-way rounds barely correct them: a 3-way measurement spreads
+its noise over s² cells per 1-way cell.  Issue 27's raw tables, 2-way L1 under the neutral binning:
+
+* hand-written schemas at ε = 0.7 (what a zero-config release keeps for the release), 7 tables of 2,000-2,982
+  rows, seeds 0-1, a fixed init 0.1 → 0.3: x0.847, → 0.5: x0.829 (acs_2012 0.256 → 0.180);
+* this rule, 27 tables of 2,000-6,000 rows, seeds 2-3: hand-written schemas x0.953 (ces_abortion x0.868, planes
+  x0.870; worse county_jobless x1.030, city_weather x1.029), zero-config x0.972 (infant_pneumonia x0.846,
+  kershaw x0.901; worse exam x1.071, wilms_tumor x1.028); 11 zero-config tables of 4,400-6,400 rows where it
+  applies: x1.002 (credit x1.064, doctor_visits_aus x0.960);
+* ``INIT_SIGNAL / v`` without the − 0.1 (0.1 from v = 600) was x0.940 / x0.968 on the 27 but lost on larger
+  tables: 0.3 fixed on hand schemas, world_airfields (v 1,551) x1.29, vietnam_medical x1.13, zip_codes x1.07,
+  and zero-config tables of 6,000-13,000 rows mixed (cricketers x1.077, innsbruck_rain x1.083).
+
+benchmarks/README.md, "Changes of session 18"."""
 
 
 def init_signal(*, n: float, rho: float, d: int) -> float:
@@ -167,11 +174,11 @@ and 0.129 → 0.155."""
 
 
 def init_fraction(*, n: float, rho: float, sizes) -> float:
-    """:data:`INIT_SIGNAL` / :func:`init_signal`, between ``mwem``'s default 0.1 and :data:`INIT_MOST`, for columns
-    of at least :data:`INIT_VALUES` values on average; 0.1 otherwise."""
+    """:data:`INIT_SIGNAL` / :func:`init_signal` − 0.1, between ``mwem``'s default 0.1 and :data:`INIT_MOST`, for
+    columns of at least :data:`INIT_VALUES` values on average; 0.1 otherwise."""
     if not len(sizes) or float(np.mean(sizes)) < INIT_VALUES:
         return 0.1
-    return float(min(INIT_MOST, max(0.1, INIT_SIGNAL / init_signal(n=n, rho=rho, d=len(sizes)))))
+    return float(min(INIT_MOST, max(0.1, INIT_SIGNAL / init_signal(n=n, rho=rho, d=len(sizes)) - 0.1)))
 
 
 def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0, init: float = 0.1) -> dict[str, object]:
@@ -275,7 +282,7 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes,
         raw = mwem_params(sizes, delta=delta, per_cell=per_cell, init=init)
         anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
                   "the model stops improving" if "anneal" in raw else "")
-        first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.1:.0f}: "
+        first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.2:.0f}: "
                  f"{raw['init_fraction']:g} of rho measures the 1-way marginals first (the largest error of a "
                  "small table)" if "init_fraction" in raw else "")
         why = ("delta > 0: mwem (estimator in the loop) under zCDP with Gaussian noise, "

@@ -196,13 +196,14 @@ def test_batch_rule_under_zcdp_only():
 
 def test_init_fraction_rule():
     """Rule 1's ``init_fraction`` (:data:`~dpsynth.algorithms.auto.INIT_SIGNAL`): 0.1 on a large table or on binary
-    columns, INIT_SIGNAL / v on a small table of many-valued columns, never above INIT_MOST, and rising as n falls."""
+    columns, INIT_SIGNAL / v − 0.1 on a small table of many-valued columns, never above INIT_MOST, and rising as n
+    falls."""
     rho = approx_dp_to_zcdp(1.0, 1e-6)
     assert auto.init_fraction(n=100_000, rho=rho, sizes=[10] * 8) == 0.1
     assert auto.init_fraction(n=2_000, rho=rho, sizes=[2] * 8) == 0.1  # binary: the rounds measure 1-way well
     v = auto.init_signal(n=2_000, rho=rho, d=8)
     assert v == pytest.approx(2_000 * math.sqrt(2 * rho / 8))
-    assert auto.init_fraction(n=2_000, rho=rho, sizes=[10] * 8) == pytest.approx(auto.INIT_SIGNAL / v)
+    assert auto.init_fraction(n=2_000, rho=rho, sizes=[10] * 8) == pytest.approx(auto.INIT_SIGNAL / v - 0.1)
     assert auto.init_fraction(n=100, rho=rho, sizes=[10] * 8) == auto.INIT_MOST
     fractions = [auto.init_fraction(n=n, rho=rho, sizes=[10] * 8) for n in (500, 1_000, 2_000, 4_000, 8_000)]
     assert fractions == sorted(fractions, reverse=True) and fractions[-1] == 0.1
@@ -234,8 +235,9 @@ def test_init_fraction_reads_the_budget_left_and_the_public_n():
     """The rule reads what the release has left on the ledger (after a discovery, half of ρ: a larger init) and
     ``ctx.n`` (public or noisy), never the true row count."""
     rho = approx_dp_to_zcdp(1.0, 1e-6)
-    fresh = auto.chosen(_wide_ctx(3_000.0, 0.0), auto.Params())[4]["init_fraction"]
-    after = auto.chosen(_wide_ctx(3_000.0, rho / 2), auto.Params())[4]["init_fraction"]
-    assert fresh == round(auto.init_fraction(n=3_000, rho=rho, sizes=[8, 8, 8]), 4)
-    assert after == pytest.approx(fresh * math.sqrt(2), rel=1e-3)
+    fresh = auto.chosen(_wide_ctx(1_500.0, 0.0), auto.Params())[4]["init_fraction"]
+    after = auto.chosen(_wide_ctx(1_500.0, rho / 2), auto.Params())[4]["init_fraction"]
+    assert fresh == round(auto.init_fraction(n=1_500, rho=rho, sizes=[8, 8, 8]), 4)
+    assert after == round(auto.init_fraction(n=1_500, rho=rho / 2, sizes=[8, 8, 8]), 4)
+    assert after == pytest.approx((fresh + 0.1) * math.sqrt(2) - 0.1, rel=1e-3) and after > fresh
     assert "init_fraction" not in auto.chosen(_wide_ctx(1e6, 0.0), auto.Params())[4]  # 500 true rows, n public 10⁶
