@@ -37,7 +37,8 @@ Rules (from the measurements in docs/estimator.md, "``algorithm: auto``"):
    0.151 → 0.120 at ε = 1 and 0.210 → 0.190 at ε = 0.3 (docs/aim.md, "Issue 28").  Under rule 1, where n·ε per cell of a
    workload marginal is at least :data:`ANNEAL_SIGNAL` (10), ``anneal`` is :data:`ZCDP_ANNEAL` (√2):
    held-out ε = 1, 3 seeds, 3-way L1 adult_test 0.1788 → 0.1731, COMPAS 0.1444 → 0.1369
-   (docs/aim.md, "Issue 28: annealing").
+   (docs/aim.md, "Issue 28: annealing").  On a small table (n·√(2ρ/d) under 300, ρ what the release has
+   left) more of ρ measures the 1-way marginals first (:data:`INIT_SIGNAL`).
 2. δ = 0 and a workload of 1-way marginals only (or none): ``laplace`` on the
    1-way marginals — every marginal is measured once with an equal share; no
    selection is worth paying for.
@@ -70,10 +71,10 @@ from dpsynth.algorithms import aim, laplace, mwem
 from dpsynth.algorithms.base import AlgorithmContext, AlgorithmOutput
 from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.params import params_from_mapping, params_to_mapping
-from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition
+from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx_dp_to_zcdp, zcdp_available
 
-__all__ = ["Params", "budget_plan", "choose", "chosen", "composition", "mwem_params", "pair_signal", "parse_params",
-           "run", "scoped", "widened"]
+__all__ = ["INIT_MOST", "INIT_SIGNAL", "INIT_VALUES", "Params", "budget_plan", "choose", "chosen", "composition",
+           "init_fraction", "init_signal", "mwem_params", "pair_signal", "parse_params", "run", "scoped", "widened"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,14 +139,59 @@ keeps one per round: half the ε doubles the Laplace deviation, and COMPAS ε = 
 (12 seeds) (docs/aim.md, "Issue 28: batches (session 8)")."""
 
 
-def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0) -> dict[str, object]:
+INIT_SIGNAL, INIT_MOST = 60.0, 0.5
+"""Rule 1 (δ > 0): ``mwem``'s ``init_fraction`` — the part of its ρ that measures every 1-way marginal before the
+rounds — is ``INIT_SIGNAL / v − 0.1``, between the variant's 0.1 and INIT_MOST, where v = n·√(2ρ/d) is n over the
+Gaussian deviation of one of d equal 1-way measurements of the whole ρ (:func:`init_signal`; public: n, the ρ
+the release has left, d): 0.1 wherever v ≥ 300, 0.2 at v = 200, 0.5 from v = 100.  On a small table the 1-way
+marginals are the release's largest error and the 3-way rounds barely correct them: a 3-way measurement spreads
+its noise over s² cells per 1-way cell.  Issue 27's raw tables, 2-way L1 under the neutral binning:
+
+* hand-written schemas at ε = 0.7 (what a zero-config release keeps for the release), 7 tables of 2,000-2,982
+  rows, seeds 0-1, a fixed init 0.1 → 0.3: x0.847, → 0.5: x0.829 (acs_2012 0.256 → 0.180);
+* this rule, 27 tables of 2,000-6,000 rows, seeds 2-3: hand-written schemas x0.953 (ces_abortion x0.868, planes
+  x0.870; worse county_jobless x1.030, city_weather x1.029), zero-config x0.972 (infant_pneumonia x0.846,
+  kershaw x0.901; worse exam x1.071, wilms_tumor x1.028); 11 zero-config tables of 4,400-6,400 rows where it
+  applies: x1.002 (credit x1.064, doctor_visits_aus x0.960);
+* ``INIT_SIGNAL / v`` without the − 0.1 (0.1 from v = 600) was x0.940 / x0.968 on the 27 but lost on larger
+  tables: 0.3 fixed on hand schemas, world_airfields (v 1,551) x1.29, vietnam_medical x1.13, zip_codes x1.07,
+  and zero-config tables of 6,000-13,000 rows mixed (cricketers x1.077, innsbruck_rain x1.083).
+
+benchmarks/README.md, "Changes of session 18"."""
+
+
+def init_signal(*, n: float, rho: float, d: int) -> float:
+    """v = n·√(2ρ/d): rows per Gaussian deviation of one of d equal 1-way measurements of ρ (public facts)."""
+    return float(n * math.sqrt(2.0 * rho / d)) if d > 0 and rho > 0 else math.inf
+
+
+INIT_VALUES = 4.0
+"""Rule 1: :data:`INIT_SIGNAL` applies only when the workload's columns hold at least this many values on average.
+A round's 3-way measurement tells a 1-way cell through the s² cells that sum to it (s values per column), so with
+binary columns the rounds already measure the 1-way marginals well: czech (1,841 rows, 6 binary columns) and
+rochdale (665 rows, 7 binary columns) lost with the rule, 3-way L1 at ε = 1, δ = 10⁻⁹, seeds 0-5: 0.0446 → 0.0636
+and 0.129 → 0.155."""
+
+
+def init_fraction(*, n: float, rho: float, sizes) -> float:
+    """:data:`INIT_SIGNAL` / :func:`init_signal` − 0.1, between ``mwem``'s default 0.1 and :data:`INIT_MOST`, for
+    columns of at least :data:`INIT_VALUES` values on average; 0.1 otherwise."""
+    if not len(sizes) or float(np.mean(sizes)) < INIT_VALUES:
+        return 0.1
+    return float(min(INIT_MOST, max(0.1, INIT_SIGNAL / init_signal(n=n, rho=rho, d=len(sizes)) - 0.1)))
+
+
+def mwem_params(sizes, *, delta: float = 0.0, per_cell: float = 0.0, init: float = 0.1) -> dict[str, object]:
     """:data:`MWEM_PARAMS`, with room for twice the 1-way model on a domain of many values (public), at most
-    ``mwem``'s default bound; with δ > 0 (zCDP) ``batch`` :data:`ZCDP_BATCH`, and with ``per_cell`` (n·ε per cell
-    of a workload marginal) at least :data:`ANNEAL_SIGNAL` also ``anneal`` :data:`ZCDP_ANNEAL`."""
+    ``mwem``'s default bound; with δ > 0 (zCDP) ``batch`` :data:`ZCDP_BATCH`, with ``per_cell`` (n·ε per cell
+    of a workload marginal) at least :data:`ANNEAL_SIGNAL` also ``anneal`` :data:`ZCDP_ANNEAL`, and an ``init``
+    above the variant's 0.1 (:func:`init_fraction`) as ``init_fraction``."""
     room = max(int(MWEM_PARAMS["model_cells"]), min(200_000, 2 * int(sum(sizes))))  # type: ignore[call-overload]
     zcdp: dict[str, object] = {"batch": ZCDP_BATCH} if delta > 0 else {}
     if delta > 0 and per_cell >= ANNEAL_SIGNAL:
         zcdp["anneal"] = ZCDP_ANNEAL
+    if delta > 0 and init > 0.1:
+        zcdp["init_fraction"] = round(init, 4)
     return {**MWEM_PARAMS, "model_cells": room, **zcdp}
 
 
@@ -193,11 +239,13 @@ def pair_signal(*, n: float, epsilon: float, delta: float, sizes, columns) -> fl
     return float(n / (cells * sigma))
 
 
-def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[str, dict, list[str]]:
+def choose(*, workload, delta: float, n: float, epsilon: float, sizes,
+           rho: float | None = None) -> tuple[str, dict, list[str]]:
     """(algorithm name, its raw params, reasons) from public facts only (module docstring).
 
     A name ending in ``:1-way`` means: that algorithm on the 1-way marginals of the workload's columns;
-    ``:2-way`` on all pairs of them; ``:3-way`` on :func:`widened`.
+    ``:2-way`` on all pairs of them; ``:3-way`` on :func:`widened`.  ``rho``: the zCDP budget the release has
+    left (after a discovery on the same ledger); by default all of (ε, δ)'s.
     """
     widest = max((len(m) for m in workload), default=0)
     d = len({a for m in workload for a in m})
@@ -228,11 +276,17 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes) -> tuple[
                "measured)")
         name, raw = "aim", dict(AIM_PARAMS)
     elif delta > 0:
-        raw = mwem_params(sizes, delta=delta, per_cell=per_cell)
+        left = approx_dp_to_zcdp(epsilon, delta) if rho is None else rho
+        cols = sorted({a for m in workload for a in m})
+        init = init_fraction(n=n, rho=left, sizes=[sizes[a] for a in cols])
+        raw = mwem_params(sizes, delta=delta, per_cell=per_cell, init=init)
         anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
                   "the model stops improving" if "anneal" in raw else "")
+        first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.2:.0f}: "
+                 f"{raw['init_fraction']:g} of rho measures the 1-way marginals first (the largest error of a "
+                 "small table)" if "init_fraction" in raw else "")
         why = ("delta > 0: mwem (estimator in the loop) under zCDP with Gaussian noise, "
-               f"the most accurate release measured, {ZCDP_BATCH} marginals per round" + anneal)
+               f"the most accurate release measured, {ZCDP_BATCH} marginals per round" + anneal + first)
         name = "mwem"
     else:
         why = ("marginals of 2 or more columns: mwem (estimator in the loop), the most accurate release measured, "
@@ -271,8 +325,9 @@ def scoped(scope: str, workload) -> tuple[tuple[int, ...], ...]:
 
 def chosen(ctx: AlgorithmContext, params: Params):
     """(the chosen algorithm's spec, its params, the context it runs with, name, raw params, reasons)."""
+    rho = zcdp_available(ctx.ledger) if ctx.ledger.delta > 0 else None  # what a discovery on the ledger left
     name, raw, why = choose(workload=ctx.workload, delta=ctx.ledger.delta, n=ctx.n, epsilon=ctx.ledger.epsilon,
-                            sizes=ctx.domain.sizes)
+                            sizes=ctx.domain.sizes, rho=rho)
     base, _, scope = name.partition(":")
     module = {"mwem": mwem, "laplace": laplace, "aim": aim}[base]
     chosen_params = module.SPEC.parse_params({**raw, "sampling": params.sampling})

@@ -192,3 +192,52 @@ def test_batch_rule_under_zcdp_only():
     low = auto.choose(workload=[(0, 1, 2)], delta=1e-6, n=50, epsilon=1.0, sizes=(10, 10, 10))[1]
     assert low["batch"] == auto.ZCDP_BATCH and "anneal" not in low
     assert "batch" not in auto.choose(workload=[(0, 1, 2)], delta=0.0, n=50, epsilon=1.0, sizes=(10, 10, 10))[1]
+
+
+def test_init_fraction_rule():
+    """Rule 1's ``init_fraction`` (:data:`~dpsynth.algorithms.auto.INIT_SIGNAL`): 0.1 on a large table or on binary
+    columns, INIT_SIGNAL / v − 0.1 on a small table of many-valued columns, never above INIT_MOST, and rising as n
+    falls."""
+    rho = approx_dp_to_zcdp(1.0, 1e-6)
+    assert auto.init_fraction(n=100_000, rho=rho, sizes=[10] * 8) == 0.1
+    assert auto.init_fraction(n=2_000, rho=rho, sizes=[2] * 8) == 0.1  # binary: the rounds measure 1-way well
+    v = auto.init_signal(n=2_000, rho=rho, d=8)
+    assert v == pytest.approx(2_000 * math.sqrt(2 * rho / 8))
+    assert auto.init_fraction(n=2_000, rho=rho, sizes=[10] * 8) == pytest.approx(auto.INIT_SIGNAL / v - 0.1)
+    assert auto.init_fraction(n=100, rho=rho, sizes=[10] * 8) == auto.INIT_MOST
+    fractions = [auto.init_fraction(n=n, rho=rho, sizes=[10] * 8) for n in (500, 1_000, 2_000, 4_000, 8_000)]
+    assert fractions == sorted(fractions, reverse=True) and fractions[-1] == 0.1
+    name, raw, why = auto.choose(workload=[(0, 1), (1, 2)], delta=1e-6, n=2_000, epsilon=1.0, sizes=(10, 10, 10))
+    assert name == "mwem:3-way" and raw["init_fraction"] == round(auto.init_fraction(
+        n=2_000, rho=rho, sizes=[10, 10, 10]), 4) and "1-way marginals first" in why[1]
+    assert "init_fraction" not in auto.choose(workload=[(0, 1), (1, 2)], delta=0.0, n=2_000, epsilon=1.0,
+                                              sizes=(10, 10, 10))[1]  # pure ε-DP (rule 3): not measured
+
+
+def _wide_ctx(n: float, spent_rho: float):
+    from dpsynth.algorithms.base import AlgorithmContext
+    from dpsynth.data.counts import ArrayCounts
+    from dpsynth.data.schema import CategoricalColumn, Domain
+    from dpsynth.privacy import Neighbouring
+    from dpsynth.privacy.accountant import Charge, Ledger
+
+    domain = Domain(tuple(CategoricalColumn(c, tuple(range(8))) for c in "abc"))
+    codes = np.random.default_rng(4).integers(0, 8, (500, 3))
+    ledger = Ledger(1.0, 1e-6, ZCDPComposition())
+    if spent_rho:  # an earlier phase on the same ledger (a discovery), as the zero-config release charges it
+        ledger.charge(Charge(stage="discover", mechanism="gaussian", sensitivity=1.0, epsilon=1.0, delta=0.0,
+                             rho=spent_rho))
+    return AlgorithmContext(domain=domain, counts=ArrayCounts(codes, domain), ledger=ledger,
+                            neighbouring=Neighbouring.ADD_REMOVE, n=n, rows=500, workload=((0, 1), (1, 2)))
+
+
+def test_init_fraction_reads_the_budget_left_and_the_public_n():
+    """The rule reads what the release has left on the ledger (after a discovery, half of ρ: a larger init) and
+    ``ctx.n`` (public or noisy), never the true row count."""
+    rho = approx_dp_to_zcdp(1.0, 1e-6)
+    fresh = auto.chosen(_wide_ctx(1_500.0, 0.0), auto.Params())[4]["init_fraction"]
+    after = auto.chosen(_wide_ctx(1_500.0, rho / 2), auto.Params())[4]["init_fraction"]
+    assert fresh == round(auto.init_fraction(n=1_500, rho=rho, sizes=[8, 8, 8]), 4)
+    assert after == round(auto.init_fraction(n=1_500, rho=rho / 2, sizes=[8, 8, 8]), 4)
+    assert after == pytest.approx((fresh + 0.1) * math.sqrt(2) - 0.1, rel=1e-3) and after > fresh
+    assert "init_fraction" not in auto.chosen(_wide_ctx(1e6, 0.0), auto.Params())[4]  # 500 true rows, n public 10⁶
