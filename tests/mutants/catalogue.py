@@ -1014,8 +1014,8 @@ MUTANTS += [
     dict(id="discover-pool-ignores-spent", file=DALLOT,
          why="issue 27: the pool for the second selections is the whole discovery budget, not what the other "
              "stages left (the charges pass the total)",
-         old="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN))\n",
-         new="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, total * (1.0 - POOL_MARGIN))\n",
+         old="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN), heaps)\n",
+         new="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, total * (1.0 - POOL_MARGIN), heaps)\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
     dict(id="discover-pool-sd-true-counts", file=DVAL,
          why="issue 27: whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its "

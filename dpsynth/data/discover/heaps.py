@@ -45,7 +45,8 @@ from dpsynth.data.discover.noise import FINE_SHARE, ColumnBudget
 from dpsynth.data.discover.points import POINT_SHARE, PointMasses, candidates, heavy_cells, measure
 from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
 
-__all__ = ["HEAP_SHARE", "MARGIN", "ask_points", "asked", "heaped", "reserves", "settle"]
+__all__ = ["HEAP_SHARE", "HEAP_Z", "MARGIN", "ask_points", "asked", "heaped", "need", "reserve", "reserves", "settle",
+           "waits"]
 
 HEAP_SHARE = 0.5
 """A released value is a point mass when its noisy count holds HEAP_SHARE/bins of the noisy non-null rows (the
@@ -74,6 +75,40 @@ zoom's precision (diamonds x1.04, taxi_trips x1.06, dropout_wages x1.07; 11 tabl
 0.5: x1.001 (11 tables, seeds 2-5); 0.35: x1.043 (7 tables: cracker_choice x1.16, charity_mail x1.12, the smooth
 diamonds x0.98 and dropout_wages x0.96, which lose 1-3% at 0.5 on seeds 2-9: probably their zoom's bounds at half its
 budget)."""
+
+
+HEAP_Z = 1.0
+"""A heaps selection waits for the pool (:func:`waits`; :mod:`~dpsynth.data.discover.allot`, phase 3) and draws
+from it up to what keeps a heap of :data:`HEAP_SHARE`/bins of its noisy rows HEAP_Z sds above the selection's
+threshold (:func:`need`).  ``0`` turns the pool off (the reserve alone, as before issue 27's ces_abortion)."""
+
+
+def waits(col) -> bool:
+    """Whether a column's heaps selection waits for the pool: its :data:`RESERVE` went to the selection
+    (:func:`settle` found heavy cells; a real column with a δ), and :data:`HEAP_Z` is set (post-processing)."""
+    spikes = getattr(col, "_spikes", None)
+    return HEAP_Z > 0 and spikes is not None and spikes[2] > 0 and \
+        reserves(integral=bool(col.integral), delta=spikes[2], non_null=col.non_null)
+
+
+def reserve(col) -> ColumnBudget:
+    """The budget a waiting heaps selection (:func:`waits`) set aside: its floor in the pool (allot.py)."""
+    return col._spikes[0]
+
+
+def need(col, bins: int) -> float:
+    """The budget with which a waiting heaps selection (:func:`waits`) keeps, :data:`HEAP_Z` sds above its
+    threshold, a heap holding :data:`HEAP_SHARE`/bins of the column's noisy non-null rows (post-processing of the
+    profile's noisy count)."""
+    like, _, delta = col._spikes
+    target = HEAP_SHARE * float(col.non_null or 0.0) / bins
+    if target <= 1:
+        return 0.0
+    if like.zcdp:
+        sigma, t = gaussian_partition_threshold(rho=like.amount, delta=delta, l2_sensitivity=math.sqrt(like.l1))
+        return like.l1 / (2.0 * (target / ((t - 1) / sigma + HEAP_Z)) ** 2)
+    scale, t = partition_threshold(epsilon=like.amount, delta=delta, sensitivity=like.l1)
+    return like.l1 / (target / ((t - 1) / scale + math.sqrt(2.0) * HEAP_Z))
 
 
 def reserves(*, integral: bool, delta: float, non_null: float | None) -> bool:
