@@ -1030,6 +1030,19 @@ MUTANTS += [
          old="    last = min(last, max(first, math.ceil(col.core[1][0])))  # up to the last bucket's first integer ([5, 7): 5)\n",
          new="    first, last = int(col.profile.integer_counts()[0].min()), int(col.profile.integer_counts()[0].max())\n",
          tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
+    dict(id="discover-heaps-pool-true-rows", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (ces_abortion): what a waiting heaps selection draws from the pool sized to the column's true "
+             "non-null rows, not the profile's noisy count",
+         old="    target = HEAP_SHARE * float(col.non_null or 0.0) / bins\n",
+         new="    target = HEAP_SHARE * float(sum(col.profile.value_counts()[1])) / bins\n",
+         tests=["tests/data/test_discover_allot.py::test_the_heaps_pool_reads_only_noisy_counts"]),
+    dict(id="discover-heaps-pool-reserve-twice", file=DALLOT,
+         why="issue 27 (ces_abortion): a waiting heaps selection spends its share of the pool and its reserve again "
+             "(the reserve is its floor in that share: the charges pass the discovery's total)",
+         old="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share))\n",
+         new="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share + "
+             "reserve(cols[name]).amount))\n",
+         tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
     dict(id="discover-few-share-true-rows", file=DALLOT,
          why="issue 27 (big_five): a few-integers stage sized to the column's true non-null rows, not the profile's "
              "noisy count",

@@ -19,7 +19,10 @@ The columns then run in four phases, each reading only mechanism outputs of the 
    pool.  What the first phases left of the total, less the floors, goes to the other such columns, for their
    second selection: each gets the rest of its own allotment (as with no pool), and what the cheaper stages
    left is shared among them (equal shares, each capped at what keeps a category of :data:`TARGET_SHARE` of its
-   noisy rows, :func:`selection_need`; a capped column's surplus goes to the others);
+   noisy rows, :func:`selection_need`; a capped column's surplus goes to the others).  A real column whose
+   heaps reserve goes to its heaps selection (:func:`~dpsynth.data.discover.heaps.waits`) shares the pool the
+   same way, its reserve as its floor, up to what keeps a heap of half a bin's share
+   (:func:`~dpsynth.data.discover.heaps.need`);
 4. **few integers**: each such column's stage gets its floor and, of what the pool left, up to what
    :func:`few_share` says its rows need (at most the rest of its own allotment; shared in proportion to those
    wants when short).  Its bounds also keep the integers its profile showed
