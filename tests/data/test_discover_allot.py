@@ -154,16 +154,19 @@ def _points(found, name: str) -> list[float]:
 @pytest.mark.parametrize("seed", range(1, 5))
 def test_a_heaped_real_column_draws_on_the_pool(seed):
     """A small table's survey weight (2,200 rows, 7 columns, half of ρ of ε 1): its last fine cells show heavy
-    ones, so its reserve runs the heaps selection (heaps.settle), which waits for the pool the categorical columns'
-    probes left and draws up to what keeps a heap of 5% one sd above its threshold (heaps.need): the four heaps of
-    8.5% or more get a point bin each.  With the reserve alone (HEAP_Z 0) they all did on 1 of seeds 0-29; with
-    the pool on 28 (seed 0: no heavy last cell, the reserve measured the cells again)."""
+    ones, so its reserve runs the heaps selection (heaps.settle) with half its δ; it releases a heap, so a second
+    one (the other half of the δ) waits for the pool the categorical columns' probes left and draws up to what
+    keeps a heap of 5% one sd above its threshold (heaps.need): the four heaps of 8.5% or more get a point bin
+    each.  With the reserve alone (HEAP_Z 0) they all did on 1 of seeds 0-29; with the pool on 28 (seed 0: no
+    heavy last cell, the reserve measured the cells again).  The column's selections spend its δ, no more."""
     found, ledger, rho = _zcdp(_weights(seed), seed=seed)
     assert set(list(_HEAPS)[:4]) <= set(_points(found, "weight"))
     weight = found.columns["weight"]
-    assert weight["rho_pooled"] > 0 and any("heaps selection with" in s for s in weight["learned"])
+    assert weight["rho_pooled"] > 0 and any("heaps selection again" in s for s in weight["learned"])
     assert weight["rho_spent"] <= weight["rho"] + weight["rho_pooled"]
     assert _rho(ledger) <= Fraction(rho)
+    deltas = [c.approx_delta for c in ledger.charges if c.measured.startswith("weight:")]
+    assert len([d for d in deltas if d > 0]) == 2 and sum(deltas) <= weight["delta"] * (1 + 1e-12)
 
 
 def test_the_heaps_pool_reads_only_noisy_counts(monkeypatch):

@@ -1037,12 +1037,18 @@ MUTANTS += [
          new="    target = HEAP_SHARE * float(sum(col.profile.value_counts()[1])) / bins\n",
          tests=["tests/data/test_discover_allot.py::test_the_heaps_pool_reads_only_noisy_counts"]),
     dict(id="discover-heaps-pool-reserve-twice", file=DALLOT,
-         why="issue 27 (ces_abortion): a waiting heaps selection spends its share of the pool and its reserve again "
-             "(the reserve is its floor in that share: the charges pass the discovery's total)",
-         old="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share))\n",
+         why="issue 27 (ces_abortion): a second heaps selection spends its share of the pool and the first's "
+             "reserve again (the charges pass the discovery's total)",
+         old="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share)\n",
          new="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share + "
-             "reserve(cols[name]).amount))\n",
+             "reserve(cols[name]).amount)\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-heaps-first-full-delta", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (ces_abortion): a real column's first heaps selection spends the column's whole δ though a "
+             "second one may follow with half of it (the column's selections pass its δ)",
+         old="    return col._spikes[2] / 2.0 if halves(col) else col._spikes[2]\n",
+         new="    return col._spikes[2]\n",
+         tests=["tests/data/test_discover_allot.py::test_a_heaped_real_column_draws_on_the_pool"]),
     dict(id="discover-few-share-true-rows", file=DALLOT,
          why="issue 27 (big_five): a few-integers stage sized to the column's true non-null rows, not the profile's "
              "noisy count",

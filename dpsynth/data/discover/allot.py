@@ -192,7 +192,7 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
         else:
             screened[name] = keep.amount
     pending = [n for n in pending if n in screened]
-    heaps = {n: reserve(c).amount for n, c in cols.items() if c.later is not None}  # (their reserves: floors)
+    heaps = {n: reserve(c).amount for n, c in cols.items() if c.later is not None}  # (second heaps selections)
     if pending or heaps:
         _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN), heaps)
     wants = {n: few_share(cols[n], stage) for n, stage in few.items()}  # phase 4: the stages of few integers
@@ -214,11 +214,11 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
 def _pool(cols, budgets, deltas, book, specs, pending, screened, run, pool: float, heaps: dict) -> None:
     """Phase 3: the second selections of the ``pending`` columns and the waiting heaps selections (``heaps``:
     their reserves, :func:`~dpsynth.data.discover.heaps.waits`) share ``pool`` (see the module docstring)."""
-    floors = {**screened, **heaps}  # the rest of its own allotment, less its screen; a heaps selection's reserve
+    floors = {**screened, **dict.fromkeys(heaps, 0.0)}  # the rest of its own allotment, less its screen
     extra = max(0.0, pool - math.fsum(floors.values()))
     wants = {n: max(0.0, selection_need(cols[n], budgets[n], split_budget(deltas[n], [1.0, 1.0])[1]) - floors[n])
              if getattr(cols[n].pending, "surplus", 0.0) > POOL_SD else 0.0 for n in pending}
-    wants.update({n: max(0.0, heaps_need(cols[n], cols[n].hint.bins or cols[n].spec.bins) - heaps[n]) for n in heaps})
+    wants.update({n: heaps_need(cols[n], cols[n].hint.bins or cols[n].spec.bins) for n in heaps})
     pending = [*pending, *heaps]
     for i, name in enumerate(sorted(pending, key=lambda n: (wants[n], pending.index(n)))):  # smallest want first
         add = min(wants[name], extra / (len(pending) - i))
@@ -226,11 +226,12 @@ def _pool(cols, budgets, deltas, book, specs, pending, screened, run, pool: floa
         share = min(floors[name] + add, pool)
         pool -= share
         book[name]["pooled"] = share
-        if add > 0:
-            what = "heaps selection with {:.2g}x its reserve" if name in heaps else \
-                "second selection with {:.2g}x the rest of its own budget"
-            cols[name].learned.append(f"{what.format(share / floors[name])} (the pool the cheaper stages left)")
-        if name in heaps:  # (its reserve at least: the pool never takes a floor)
-            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share))
+        if add > 0 and (name not in heaps or share >= heaps[name]):
+            what = f"heaps selection again with {share / heaps[name]:.2g}x its reserve" if name in heaps else \
+                f"second selection with {share / floors[name]:.2g}x the rest of its own budget"
+            cols[name].learned.append(f"{what} (the pool the cheaper stages left)")
+        if name in heaps:  # (a share under the first's budget would release nothing new: the first's heaps alone)
+            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share)
+                              if share >= heaps[name] else None)
         else:
             specs[name] = run(name, cols[name].complete, replace(budgets[name], amount=share) if share > 0 else None)

@@ -17,7 +17,7 @@ from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.fuse import fused
-from dpsynth.data.discover.heaps import asked, settle, waits
+from dpsynth.data.discover.heaps import again, asked, settle, waits
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.kind import KIND_SHARE, text_kind
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -157,7 +157,7 @@ class ColumnDiscovery:
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
         self.quiet_nulls: bool | None = None  # no noisy null (nor a number column's text) stands out: nulls.py
-        self.later: Callable[[ColumnBudget], dict] | None = None  # a numeric column whose heaps selection waits for the pool: the rest of its stage
+        self.later: Callable[[ColumnBudget | None], dict] | None = None  # a numeric column whose heaps selection waits for the pool: the rest of its stage
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -208,7 +208,7 @@ class ColumnDiscovery:
         spec.update(missing_spec(self, spec))  # missing: category, or fill when no null stood out (nulls.py)
         return spec
 
-    def _settled(self, tail, bins: int, more: ColumnBudget) -> dict:
+    def _settled(self, tail, bins: int, more: ColumnBudget | None) -> dict:
         spec = lattice_settle(self, tail(more), bins)
         return {**spec, **missing_spec(self, spec)}
 
@@ -433,19 +433,19 @@ class ColumnDiscovery:
             edges = quantile_edges(*fused(self, weights), bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         # (kept integers already have a bin each: their share of the budget goes unused)
+        points = points_of(self, lo, hi, bool(integral), bins)
         tail = partial(self._placed, lo, hi, edges, spaced, weights, equal or kept_values is not None,
-                       bool(integral), bins, budget)
-        if waits(self):  # the heaps selection waits for the pool (heaps.waits, allot.py): :meth:`finish`
+                       bool(integral), bins, budget, points)
+        if waits(self, points):  # heaps found: a second selection waits for the pool (heaps.waits): :meth:`finish`
             self.later = tail
             return {}
         return tail()
 
-    def _placed(self, lo, hi, edges, spaced, weights, equal: bool, integral: bool, bins: int, budget,
+    def _placed(self, lo, hi, edges, spaced, weights, equal: bool, integral: bool, bins: int, budget, points,
                 more: ColumnBudget | None = None) -> dict:
-        """The spec from :meth:`_numeric`'s edges and the point masses (the heaps selection with ``more``)."""
-        if more is not None and self._spikes is not None:
-            self._spikes = (more, self._spikes[1], self._spikes[2])
-        points = points_of(self, lo, hi, integral, bins)
+        """The spec from :meth:`_numeric`'s edges and the point masses (and the heaps selection again with
+        ``more``, heaps.again)."""
+        points = points if more is None else again(self, points, more, lo=lo, hi=hi, bins=bins)
         edges = edges if spaced is None else np.asarray(spaced_bins(self, budget, lo, hi, bins, points.values))
         if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
             placed, hi, notes = place(points, lo=lo, hi=hi, integral=integral, bins=bins, weights=weights,

@@ -45,8 +45,8 @@ from dpsynth.data.discover.noise import FINE_SHARE, ColumnBudget
 from dpsynth.data.discover.points import POINT_SHARE, PointMasses, candidates, heavy_cells, measure
 from dpsynth.privacy.selection import gaussian_partition_threshold, partition_threshold
 
-__all__ = ["HEAP_SHARE", "HEAP_Z", "MARGIN", "ask_points", "asked", "heaped", "need", "reserve", "reserves", "settle",
-           "waits"]
+__all__ = ["HEAP_SHARE", "HEAP_Z", "MARGIN", "again", "ask_points", "asked", "first_delta", "halves", "heaped", "need",
+           "reserve", "reserves", "settle", "waits"]
 
 HEAP_SHARE = 0.5
 """A released value is a point mass when its noisy count holds HEAP_SHARE/bins of the noisy non-null rows (the
@@ -78,29 +78,46 @@ budget)."""
 
 
 HEAP_Z = 1.0
-"""A heaps selection waits for the pool (:func:`waits`; :mod:`~dpsynth.data.discover.allot`, phase 3) and draws
-from it up to what keeps a heap of :data:`HEAP_SHARE`/bins of its noisy rows HEAP_Z sds above the selection's
-threshold (:func:`need`).  ``0`` turns the pool off (the reserve alone, as before issue 27's ces_abortion)."""
+"""A real column's heaps selection (its :data:`RESERVE`, :func:`settle`) runs with half its δ; when it released a
+heap, a second one, with the other half, waits for the pool (:func:`waits`; :mod:`~dpsynth.data.discover.allot`,
+phase 3) and draws from it up to what keeps a heap of :data:`HEAP_SHARE`/bins of the noisy rows HEAP_Z sds above
+its threshold (:func:`need`); its released values join the first's (:func:`again`).  ``0``: no second selection,
+the whole δ for the first (as before issue 27's ces_abortion).  A second selection whatever the first found
+spent the pool on smooth columns whose last cells looked heavy (email's ``num_char`` 16x its reserve, exam's
+``schavg``, kershaw's ``VPos``: no heap released) and took it from the categorical columns (forbes_companies'
+``category``)."""
 
 
-def waits(col) -> bool:
-    """Whether a column's heaps selection waits for the pool: its :data:`RESERVE` went to the selection
-    (:func:`settle` found heavy cells; a real column with a δ), and :data:`HEAP_Z` is set (post-processing)."""
+def halves(col) -> bool:
+    """Whether a column's heaps selection keeps half its δ for a second one (a real column whose reserve went to
+    the selection, :func:`settle`, with a δ; :data:`HEAP_Z` set).  Post-processing."""
     spikes = getattr(col, "_spikes", None)
     return HEAP_Z > 0 and spikes is not None and spikes[2] > 0 and \
         reserves(integral=bool(col.integral), delta=spikes[2], non_null=col.non_null)
 
 
+def first_delta(col) -> float:
+    """The δ of a column's first heaps selection (half of it when :func:`halves`)."""
+    return col._spikes[2] / 2.0 if halves(col) else col._spikes[2]
+
+
+def waits(col, points: PointMasses) -> bool:
+    """Whether a second heaps selection waits for the pool: :func:`halves`, and the first released a heap (a
+    point other than the profile's zeros; post-processing)."""
+    return halves(col) and bool(np.any(points.values != 0))
+
+
 def reserve(col) -> ColumnBudget:
-    """The budget a waiting heaps selection (:func:`waits`) set aside: its floor in the pool (allot.py)."""
+    """The budget of a column's first heaps selection: how the pool's share for the second is shaped (allot.py)."""
     return col._spikes[0]
 
 
 def need(col, bins: int) -> float:
-    """The budget with which a waiting heaps selection (:func:`waits`) keeps, :data:`HEAP_Z` sds above its
-    threshold, a heap holding :data:`HEAP_SHARE`/bins of the column's noisy non-null rows (post-processing of the
-    profile's noisy count)."""
+    """The budget with which a second heaps selection (:func:`waits`, half the δ) keeps, :data:`HEAP_Z` sds above
+    its threshold, a heap holding :data:`HEAP_SHARE`/bins of the column's noisy non-null rows (post-processing of
+    the profile's noisy count)."""
     like, _, delta = col._spikes
+    delta = delta / 2.0
     target = HEAP_SHARE * float(col.non_null or 0.0) / bins
     if target <= 1:
         return 0.0
@@ -109,6 +126,20 @@ def need(col, bins: int) -> float:
         return like.l1 / (2.0 * (target / ((t - 1) / sigma + HEAP_Z)) ** 2)
     scale, t = partition_threshold(epsilon=like.amount, delta=delta, sensitivity=like.l1)
     return like.l1 / (target / ((t - 1) / scale + math.sqrt(2.0) * HEAP_Z))
+
+
+def again(col, points: PointMasses, more: ColumnBudget, *, lo: float, hi: float, bins: int) -> PointMasses:
+    """The second heaps selection (:func:`waits`) with ``more`` (its share of the pool) and the other half of the
+    δ, over the same candidates and public round values; its released values with their counts, and the first's
+    others (``points``) as they were."""
+    _, heavy, delta = col._spikes
+    found = ask_points(more, heavy, delta / 2.0, col.profile, col.evidence.cells, lo=lo, hi=hi, integral=False,
+                       non_null=float(col.non_null), bins=bins)
+    old = ~np.isin(points.values, found.values)
+    v = np.concatenate([found.values, points.values[old]])
+    order = np.argsort(v, kind="stable")
+    return PointMasses(v[order], np.concatenate([found.counts, points.counts[old]])[order],
+                       np.concatenate([found.sds, points.sds[old]])[order], found.source)
 
 
 def reserves(*, integral: bool, delta: float, non_null: float | None) -> bool:

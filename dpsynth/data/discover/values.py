@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points
+from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, first_delta
 from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.points import PointMasses
 from dpsynth.data.discover.zoom import averaged
@@ -295,8 +295,8 @@ def points_of(col, lo: float, hi: float, integral: bool, bins: int) -> PointMass
     if col._spikes is None:
         found = label_points(col, lo, hi)
     else:
-        spikes, heavy, delta = col._spikes
-        found = ask_points(spikes, heavy, delta, col.profile, col.evidence.cells, lo=lo, hi=hi, integral=integral,
+        spikes, heavy, _ = col._spikes  # (half the δ when a second heaps selection may follow: heaps.halves)
+        found = ask_points(spikes, heavy, first_delta(col), col.profile, col.evidence.cells, lo=lo, hi=hi, integral=integral,
                            non_null=float(col.non_null), bins=bins)
     if col.zeros is not None and lo <= 0 <= hi and not np.any(found.values == 0):
         zeros, sd = col.zeros
