@@ -93,7 +93,9 @@ whatever the first found (the pool spent on smooth columns whose last cells look
 16x its reserve, exam's ``schavg``, kershaw's ``VPos``, none releasing a heap, and taken from the categorical
 columns: email x1.039, exam x1.044, forbes_companies x1.047; 27 small tables x0.989); a second only when the heavy
 last cells hold a heap's rows beyond the released heaps (cracker_choice's further heaps lie outside them: most of
-its gain lost)."""
+its gain lost); :func:`need` sized for a heap of a bin's share (a quarter of the budget): x1.034 against this
+(the 16 changed tables, seeds 2,3: hiv_results x1.19, alcohol_abuse x1.17, cracker_choice x1.08), or of a quarter
+bin's: x1.007 (ces_abortion and cracker_choice unchanged, their share capped by the pool's split)."""
 
 
 def halves(col) -> bool:
