@@ -1014,8 +1014,8 @@ MUTANTS += [
     dict(id="discover-pool-ignores-spent", file=DALLOT,
          why="issue 27: the pool for the second selections is the whole discovery budget, not what the other "
              "stages left (the charges pass the total)",
-         old="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN))\n",
-         new="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, total * (1.0 - POOL_MARGIN))\n",
+         old="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN), heaps)\n",
+         new="        _pool(cols, budgets, deltas, book, specs, pending, screened, run, total * (1.0 - POOL_MARGIN), heaps)\n",
          tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
     dict(id="discover-pool-sd-true-counts", file=DVAL,
          why="issue 27: whether a pending column shares the pool (its probe's residual POOL_SD sds above 1% of its "
@@ -1030,6 +1030,25 @@ MUTANTS += [
          old="    last = min(last, max(first, math.ceil(col.core[1][0])))  # up to the last bucket's first integer ([5, 7): 5)\n",
          new="    first, last = int(col.profile.integer_counts()[0].min()), int(col.profile.integer_counts()[0].max())\n",
          tests=["tests/data/test_discover_allot.py::test_the_split_reads_only_noisy_counts"]),
+    dict(id="discover-heaps-pool-true-rows", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (ces_abortion): what a waiting heaps selection draws from the pool sized to the column's true "
+             "non-null rows, not the profile's noisy count",
+         old="    target = HEAP_SHARE * float(col.non_null or 0.0) / bins\n",
+         new="    target = HEAP_SHARE * float(sum(col.profile.value_counts()[1])) / bins\n",
+         tests=["tests/data/test_discover_allot.py::test_the_heaps_pool_reads_only_noisy_counts"]),
+    dict(id="discover-heaps-pool-reserve-twice", file=DALLOT,
+         why="issue 27 (ces_abortion): a second heaps selection spends its share of the pool and the first's "
+             "reserve again (the charges pass the discovery's total)",
+         old="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share)\n",
+         new="            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share + "
+             "reserve(cols[name]).amount)\n",
+         tests=["tests/data/test_discover_allot.py::test_the_pool_never_charges_past_the_discovery_total"]),
+    dict(id="discover-heaps-first-full-delta", file="dpsynth/data/discover/heaps.py",
+         why="issue 27 (ces_abortion): a real column's first heaps selection spends the column's whole δ though a "
+             "second one may follow with half of it (the column's selections pass its δ)",
+         old="    return col._spikes[2] / 2.0 if halves(col) else col._spikes[2]\n",
+         new="    return col._spikes[2]\n",
+         tests=["tests/data/test_discover_allot.py::test_a_heaped_real_column_draws_on_the_pool"]),
     dict(id="discover-few-share-true-rows", file=DALLOT,
          why="issue 27 (big_five): a few-integers stage sized to the column's true non-null rows, not the profile's "
              "noisy count",

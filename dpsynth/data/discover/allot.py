@@ -19,7 +19,10 @@ The columns then run in four phases, each reading only mechanism outputs of the 
    pool.  What the first phases left of the total, less the floors, goes to the other such columns, for their
    second selection: each gets the rest of its own allotment (as with no pool), and what the cheaper stages
    left is shared among them (equal shares, each capped at what keeps a category of :data:`TARGET_SHARE` of its
-   noisy rows, :func:`selection_need`; a capped column's surplus goes to the others);
+   noisy rows, :func:`selection_need`; a capped column's surplus goes to the others).  A real column whose
+   heaps reserve goes to its heaps selection (:func:`~dpsynth.data.discover.heaps.waits`) shares the pool the
+   same way, its reserve as its floor, up to what keeps a heap of half a bin's share
+   (:func:`~dpsynth.data.discover.heaps.need`);
 4. **few integers**: each such column's stage gets its floor and, of what the pool left, up to what
    :func:`few_share` says its rows need (at most the rest of its own allotment; shared in proportion to those
    wants when short).  Its bounds also keep the integers its profile showed
@@ -37,6 +40,8 @@ import math
 from dataclasses import replace
 
 from dpsynth.data.discover.column import FEW_SHARE, PROFILE_SHARE, SCREEN_SHARE, ColumnDiscovery
+from dpsynth.data.discover.heaps import need as heaps_need
+from dpsynth.data.discover.heaps import reserve
 from dpsynth.data.discover.kind import KIND_SHARE
 from dpsynth.data.discover.noise import BUCKET_MISS, FINE_SHARE, ColumnBudget
 from dpsynth.data.discover.tail import probe as tail_probe
@@ -187,8 +192,9 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
         else:
             screened[name] = keep.amount
     pending = [n for n in pending if n in screened]
-    if pending:
-        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN))
+    heaps = {n: reserve(c).amount for n, c in cols.items() if c.later is not None}  # (second heaps selections)
+    if pending or heaps:
+        _pool(cols, budgets, deltas, book, specs, pending, screened, run, left() * (1.0 - POOL_MARGIN), heaps)
     wants = {n: few_share(cols[n], stage) for n, stage in few.items()}  # phase 4: the stages of few integers
     more = {n: max(0.0, w * few[n].amount - floor[n]) for n, w in wants.items()}
     scale = min(1.0, left() * (1.0 - FEW_MARGIN) / math.fsum(more.values())) if any(more.values()) else 0.0
@@ -205,19 +211,27 @@ def run_columns(cols: dict[str, ColumnDiscovery], budgets: dict[str, ColumnBudge
     return specs, book
 
 
-def _pool(cols, budgets, deltas, book, specs, pending, screened, run, pool: float) -> None:
-    """Phase 3: the second selections of the ``pending`` columns share ``pool`` (see the module docstring)."""
-    floors = dict(screened)  # the rest of its own allotment, less its screen (always there)
+def _pool(cols, budgets, deltas, book, specs, pending, screened, run, pool: float, heaps: dict) -> None:
+    """Phase 3: the second selections of the ``pending`` columns and the waiting heaps selections (``heaps``:
+    their reserves, :func:`~dpsynth.data.discover.heaps.waits`) share ``pool`` (see the module docstring)."""
+    floors = {**screened, **dict.fromkeys(heaps, 0.0)}  # the rest of its own allotment, less its screen
     extra = max(0.0, pool - math.fsum(floors.values()))
     wants = {n: max(0.0, selection_need(cols[n], budgets[n], split_budget(deltas[n], [1.0, 1.0])[1]) - floors[n])
              if getattr(cols[n].pending, "surplus", 0.0) > POOL_SD else 0.0 for n in pending}
+    wants.update({n: heaps_need(cols[n], cols[n].hint.bins or cols[n].spec.bins) for n in heaps})
+    pending = [*pending, *heaps]
     for i, name in enumerate(sorted(pending, key=lambda n: (wants[n], pending.index(n)))):  # smallest want first
         add = min(wants[name], extra / (len(pending) - i))
         extra -= add
         share = min(floors[name] + add, pool)
         pool -= share
         book[name]["pooled"] = share
-        if add > 0:
-            cols[name].learned.append(f"second selection with {share / floors[name]:.2g}x the rest of its own budget "
-                                      "(the pool the cheaper stages left)")
-        specs[name] = run(name, cols[name].complete, replace(budgets[name], amount=share) if share > 0 else None)
+        if add > 0 and (name not in heaps or share >= heaps[name]):
+            what = f"heaps selection again with {share / heaps[name]:.2g}x its reserve" if name in heaps else \
+                f"second selection with {share / floors[name]:.2g}x the rest of its own budget"
+            cols[name].learned.append(f"{what} (the pool the cheaper stages left)")
+        if name in heaps:  # (a share under the first's budget would release nothing new: the first's heaps alone)
+            specs[name] = run(name, cols[name].later, replace(reserve(cols[name]), amount=share)
+                              if share >= heaps[name] else None)
+        else:
+            specs[name] = run(name, cols[name].complete, replace(budgets[name], amount=share) if share > 0 else None)

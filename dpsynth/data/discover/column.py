@@ -7,6 +7,8 @@ private counts come from the :class:`~dpsynth.data.profile.ColumnProfile` bounda
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -15,7 +17,7 @@ from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.fuse import fused
-from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, asked, settle
+from dpsynth.data.discover.heaps import again, asked, settle, waits
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.kind import KIND_SHARE, text_kind
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -40,7 +42,7 @@ from dpsynth.data.discover.noise import (
 )
 from dpsynth.data.discover.nulls import NULL_SD, fuse_nulls, missing_spec
 from dpsynth.data.discover.packed import packed_start
-from dpsynth.data.discover.points import PointMasses, place, with_points, worth_measuring
+from dpsynth.data.discover.points import place, with_points, worth_measuring
 from dpsynth.data.discover.signs import joined, measured, other_side
 from dpsynth.data.discover.spec import ColumnHint, DiscoverSpec
 from dpsynth.data.discover.tables import ColumnCounts
@@ -49,8 +51,8 @@ from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, tied_
 from dpsynth.data.discover.values import (
     Selected,
     few_distinct,
-    label_points,
     label_values,
+    points_of,
     seen_integers,
     select_categories,
     spaced_bins,
@@ -155,6 +157,7 @@ class ColumnDiscovery:
         self.distinct: float | None = None  # a pending column's noisy count of distinct values (screen)
         self.pending: Selected | None = None  # a categorical column's probe whose second selection waits (values.Selected)
         self.quiet_nulls: bool | None = None  # no noisy null (nor a number column's text) stands out: nulls.py
+        self.later: Callable[[ColumnBudget | None], dict] | None = None  # a numeric column whose heaps selection waits for the pool: the rest of its stage
 
     def start(self, budget: ColumnBudget) -> ColumnBudget:
         """Step 1 (when the type, integrality or range is unknown): the profile, with :data:`PROFILE_SHARE` of
@@ -198,9 +201,16 @@ class ColumnDiscovery:
             found = self._numeric(budget, self.kind, bool(self.integral), self.bounds, delta)
             if found is None:  # an integer identifier (ident.py): left out
                 return None
+            if self.later is not None:  # (its heaps selection waits for the pool: allot.py calls ``later``)
+                self.later = partial(self._settled, self.later, h.bins or self.spec.bins)
+                return None
             spec = lattice_settle(self, found, h.bins or self.spec.bins)
         spec.update(missing_spec(self, spec))  # missing: category, or fill when no null stood out (nulls.py)
         return spec
+
+    def _settled(self, tail, bins: int, more: ColumnBudget | None) -> dict:
+        spec = lattice_settle(self, tail(more), bins)
+        return {**spec, **missing_spec(self, spec)}
 
     def screen(self, budget: ColumnBudget) -> bool:
         """Whether a :attr:`pending` column is mostly distinct values (:data:`DISTINCT_SHARE`): one noisy count
@@ -423,38 +433,30 @@ class ColumnDiscovery:
             edges = quantile_edges(*fused(self, weights), bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the noisy fine histogram")
         # (kept integers already have a bin each: their share of the budget goes unused)
-        points = self._points(lo, hi, bool(integral), bins)
+        points = points_of(self, lo, hi, bool(integral), bins)
+        tail = partial(self._placed, lo, hi, edges, spaced, weights, equal or kept_values is not None,
+                       bool(integral), bins, budget, points)
+        if waits(self, points):  # heaps found: a second selection waits for the pool (heaps.waits): :meth:`finish`
+            self.later = tail
+            return {}
+        return tail()
+
+    def _placed(self, lo, hi, edges, spaced, weights, equal: bool, integral: bool, bins: int, budget, points,
+                more: ColumnBudget | None = None) -> dict:
+        """The spec from :meth:`_numeric`'s edges and the point masses (and the heaps selection again with
+        ``more``, heaps.again)."""
+        points = points if more is None else again(self, points, more, lo=lo, hi=hi, bins=bins)
         edges = edges if spaced is None else np.asarray(spaced_bins(self, budget, lo, hi, bins, points.values))
         if points.values.size:  # point masses (0 from the profile, round values from their histogram): own bins
-            placed, hi, notes = place(points, lo=lo, hi=hi, integral=bool(integral), bins=bins, weights=weights,
-                                      evidence=self.evidence, equal=equal or kept_values is not None,
-                                      first=self.first_grid)
-            edges = placed if placed is not None else \
-                with_points(edges, points.values, integral=bool(integral), lo=lo, hi=hi)
+            placed, hi, notes = place(points, lo=lo, hi=hi, integral=integral, bins=bins, weights=weights,
+                                      evidence=self.evidence, equal=equal, first=self.first_grid)
+            edges = placed if placed is not None else with_points(edges, points.values, integral=integral, lo=lo, hi=hi)
             self.evidence.points = points
             self.learned.extend(notes)
         spec: dict = {"type": "numeric", "edges": [plain(e) for e in edges]}
         if integral:
             spec["integer"] = True
         return spec
-
-    def _points(self, lo: float, hi: float, integral: bool, bins: int) -> PointMasses:
-        """Point masses within [lo, hi] (:mod:`dpsynth.data.discover.points`): 0 from the profile's exact-zero
-        cell (an integral column's zero spike as before; a real column's when its exact zeros hold
-        :data:`~dpsynth.data.discover.heaps.HEAP_SHARE`/bins of the rows, as any heaped value: 1/bins until
-        held-out-12, and taxi_trips' ``distance``, 8.2% zeros, decoded them over [0, 0.5), half past the real 0.27
-        decile; zero-config 2-way L1 seeds 2-5: taxi_trips 0.0640 / 0.0805 / 0.0677 / 0.0693 → 0.0625 / 0.0670 /
-        0.0600 / 0.0644; seeds 2, 3: abortion x0.990, worse randhie x1.019 and weather x1.013, one seed changed;
-        geometric mean of the four tables whose schemas it changed, of 47 screened, x0.980), the public round values inside the first fine histogram's heavy cells from
-        one noisy histogram of rows equal to each (when :meth:`_fine` set its budget aside)."""
-        found = label_points(self, lo, hi) if self._spikes is None else ask_points(
-            *self._spikes, self.profile, self.evidence.cells, lo=lo, hi=hi, integral=integral,
-            non_null=float(self.non_null), bins=bins)  # (with a δ: any heaped number, by partition selection)
-        if self.zeros is not None and lo <= 0 <= hi and not np.any(found.values == 0):
-            zeros, sd = self.zeros
-            if (integral and self.zero_spike) or (not integral and self.non_null and zeros >= HEAP_SHARE * self.non_null / bins):
-                found = found.with_point(0.0, zeros, sd)
-        return found
 
     def _fine(self, budget: ColumnBudget, lo: float, hi: float, integral: bool, delta: float = 0.0, *,
               points: bool = False):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpsynth.data.discover.heaps import HEAP_SHARE
+from dpsynth.data.discover.heaps import HEAP_SHARE, ask_points, first_delta
 from dpsynth.data.discover.noise import ColumnBudget, support
 from dpsynth.data.discover.points import PointMasses
 from dpsynth.data.discover.zoom import averaged
@@ -23,7 +23,7 @@ from dpsynth.privacy.accountant import split_budget
 
 __all__ = ["DISCRETE_RUNS", "DISCRETE_SHARE", "DISCRETE_SPAN", "FEW_MARGIN_NEXT", "FEW_MARGIN_SD", "LABELS_ALL",
            "LAST_SD", "OUTSIDE_SD", "PROBE_SHARE", "RESIDUAL", "Selected", "few_distinct", "label_points",
-           "label_values", "seen_integers", "select_categories", "select_numbers", "spaced_bins", "spaced_edges"]
+           "label_values", "points_of", "seen_integers", "select_categories", "select_numbers", "spaced_bins", "spaced_edges"]
 
 DISCRETE_SHARE, DISCRETE_RUNS, DISCRETE_SPAN = 0.9, 0.6, 0.5
 """A fractional column whose fine cells past the cut hold DISCRETE_SHARE of its noisy numbers, are at most
@@ -279,6 +279,30 @@ def label_points(col, lo: float, hi: float) -> PointMasses:
         return PointMasses.none()
     inside = (pts.values >= lo) & (pts.values <= hi)
     return PointMasses(pts.values[inside], pts.counts[inside], pts.sds[inside], pts.source)
+
+
+def points_of(col, lo: float, hi: float, integral: bool, bins: int) -> PointMasses:
+    """Point masses within [lo, hi] (:mod:`dpsynth.data.discover.points`; ``col`` a
+    :class:`~dpsynth.data.discover.column.ColumnDiscovery`): 0 from the profile's exact-zero cell (an integral
+    column's zero spike as before; a real column's when its exact zeros hold
+    :data:`~dpsynth.data.discover.heaps.HEAP_SHARE`/bins of the rows, as any heaped value: 1/bins until
+    held-out-12, and taxi_trips' ``distance``, 8.2% zeros, decoded them over [0, 0.5), half past the real 0.27
+    decile; zero-config 2-way L1 seeds 2-5: taxi_trips 0.0640 / 0.0805 / 0.0677 / 0.0693 → 0.0625 / 0.0670 /
+    0.0600 / 0.0644; seeds 2, 3: abortion x0.990, worse randhie x1.019 and weather x1.013, one seed changed;
+    geometric mean of the four tables whose schemas it changed, of 47 screened, x0.980), the public round values
+    inside the first fine histogram's heavy cells from one noisy histogram of rows equal to each (when the column's
+    ``_fine`` set its budget aside), or with a δ any heaped number, by partition selection (heaps.py)."""
+    if col._spikes is None:
+        found = label_points(col, lo, hi)
+    else:
+        spikes, heavy, _ = col._spikes  # (half the δ when a second heaps selection may follow: heaps.halves)
+        found = ask_points(spikes, heavy, first_delta(col), col.profile, col.evidence.cells, lo=lo, hi=hi, integral=integral,
+                           non_null=float(col.non_null), bins=bins)
+    if col.zeros is not None and lo <= 0 <= hi and not np.any(found.values == 0):
+        zeros, sd = col.zeros
+        if (integral and col.zero_spike) or (not integral and col.non_null and zeros >= HEAP_SHARE * col.non_null / bins):
+            found = found.with_point(0.0, zeros, sd)
+    return found
 
 
 def _with_nulls(budget: ColumnBudget, counts: np.ndarray, nulls: int | None, delta: float, what: str):
