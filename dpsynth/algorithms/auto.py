@@ -73,7 +73,7 @@ from dpsynth.algorithms.spec import AlgorithmSpec
 from dpsynth.params import params_from_mapping, params_to_mapping
 from dpsynth.privacy.accountant import BasicComposition, ZCDPComposition, approx_dp_to_zcdp, zcdp_available
 
-__all__ = ["INIT_MOST", "INIT_SIGNAL", "INIT_VALUES", "Params", "budget_plan", "choose", "chosen", "composition",
+__all__ = ["INIT_MOST", "INIT_SIGNAL", "INIT_SPLIT", "INIT_VALUES", "SPLIT_SIGNAL", "Params", "budget_plan", "choose", "chosen", "composition",
            "init_fraction", "init_signal", "mwem_params", "pair_signal", "parse_params", "run", "scoped", "widened"]
 
 
@@ -158,6 +158,22 @@ its noise over s² cells per 1-way cell.  Issue 27's raw tables, 2-way L1 under 
   and zero-config tables of 6,000-13,000 rows mixed (cricketers x1.077, innsbruck_rain x1.083).
 
 benchmarks/README.md, "Changes of session 18"."""
+
+
+INIT_SPLIT = 2.0 / 3.0
+"""Rule 1 (δ > 0), columns of different sizes: ``mwem``'s ``init_split`` — the initial 1-way measurements share
+``init_fraction`` in proportion to sᵢ^(2/3), sᵢ the column's values, which minimises their summed expected L1
+error Σ sᵢ/√ρᵢ under zCDP (equal parts: (Σ sᵢ)·√d/√ρ; split: (Σ sᵢ^(2/3))^(3/2)/√ρ).  Issue 27's raw tables,
+2-way L1 under the neutral binning, seeds 2-3, against equal parts: 27 tables of 2,000-6,000 rows, hand-written
+schemas x0.956 (us_airports x0.769, ucla_courses x0.776; worse wilms_tumor x1.070, migraine x1.049), zero-config
+x0.991 (worse email x1.040, infant_pneumonia x1.037); 37 zero-config tables of 4,000-42,000 rows x0.999.  Only
+where v = :func:`init_signal` is under :data:`SPLIT_SIGNAL`: on hand-written schemas of larger tables, whose
+1-way marginals are measured well anyway, it lost a little where a column has hundreds of values (zip_codes, v
+3,149, x1.030; vietnam_medical x1.040; world_airfields x1.020; 9 tables of 6,000-43,000 rows x0.997, seeds 0-1);
+benchmarks/README.md, "Changes of session 18"."""
+
+SPLIT_SIGNAL = 600.0
+"""Rule 1: :data:`INIT_SPLIT` applies where :func:`init_signal` is below this (about 15,000 rows of 10 columns)."""
 
 
 def init_signal(*, n: float, rho: float, d: int) -> float:
@@ -280,13 +296,17 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes,
         cols = sorted({a for m in workload for a in m})
         init = init_fraction(n=n, rho=left, sizes=[sizes[a] for a in cols])
         raw = mwem_params(sizes, delta=delta, per_cell=per_cell, init=init)
+        if len({sizes[a] for a in cols}) > 1 and init_signal(n=n, rho=left, d=d) < SPLIT_SIGNAL:
+            raw["init_split"] = round(INIT_SPLIT, 4)
         anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
                   "the model stops improving" if "anneal" in raw else "")
         first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.2:.0f}: "
                  f"{raw['init_fraction']:g} of rho measures the 1-way marginals first (the largest error of a "
                  "small table)" if "init_fraction" in raw else "")
+        split = ("; the 1-way measurements share it by (column values)^(2/3), the least summed error"
+                 if "init_split" in raw else "")
         why = ("delta > 0: mwem (estimator in the loop) under zCDP with Gaussian noise, "
-               f"the most accurate release measured, {ZCDP_BATCH} marginals per round" + anneal + first)
+               f"the most accurate release measured, {ZCDP_BATCH} marginals per round" + anneal + first + split)
         name = "mwem"
     else:
         why = ("marginals of 2 or more columns: mwem (estimator in the loop), the most accurate release measured, "

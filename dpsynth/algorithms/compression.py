@@ -53,11 +53,13 @@ class Bins:
         return q
 
 
-def bins_from_noisy(noisy_one_way: list[np.ndarray], sd: float) -> Bins:
-    """:class:`Bins` from the noisy 1-way counts (released) and their noise deviation ``sd`` (public)."""
+def bins_from_noisy(noisy_one_way: list[np.ndarray], sd) -> Bins:
+    """:class:`Bins` from the noisy 1-way counts (released) and their noise deviation ``sd`` (public; one for all
+    columns, or one per column)."""
     maps: list[np.ndarray | None] = []
-    for values in noisy_one_way:  # loop over columns
-        rare = np.asarray(values, dtype=float) < RARE * sd
+    sds = list(sd) if np.ndim(sd) else [sd] * len(noisy_one_way)
+    for values, dev in zip(noisy_one_way, sds, strict=True):  # loop over columns
+        rare = np.asarray(values, dtype=float) < RARE * dev
         if rare.sum() < 2:
             maps.append(None)
             continue

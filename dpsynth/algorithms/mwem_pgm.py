@@ -241,10 +241,12 @@ def budget_plan_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: 
     budget = round_budget(params, total_budget, zcdp=zcdp, rounds=bool(cands))
     delta = ctx.ledger.delta if zcdp else 0.0
     unit = "rho" if zcdp else "epsilon"
-    each = budget.init_share(d)
-    init_eps = zcdp_to_approx_dp(each, delta) if zcdp else each
-    stages = [PlannedStage(stage="mwem-init", charges=d, total=init_eps * d, epsilon=(init_eps,) * d, delta=delta,
-                           text=f"{unit} {each * d:.4g} over the {d} 1-way marginals ({each:.4g} each)")]
+    parts = budget.init_shares(ctx.domain.sizes, getattr(params, "init_split", 0.0))
+    init_eps = tuple(zcdp_to_approx_dp(p, delta) if zcdp else p for p in parts)
+    each = (f"{parts[0]:.4g} each" if len(set(parts)) <= 1 else
+            f"{min(parts):.4g} to {max(parts):.4g}, by column size to the power {params.init_split:g}")
+    stages = [PlannedStage(stage="mwem-init", charges=d, total=math.fsum(init_eps), epsilon=init_eps, delta=delta,
+                           text=f"{unit} {math.fsum(parts):.4g} over the {d} 1-way marginals ({each})")]
     if not cands:
         return stages
     first_select, first_measure, _ = round_budget(params, total_budget, zcdp=zcdp, rounds=True).take()
@@ -307,17 +309,17 @@ def fit_pgm(ctx: AlgorithmContext, params, *, zcdp: bool, total_budget: float, r
     noise = "gaussian" if zcdp else "laplace"
     released: list[NoisyMarginal] = []
     measurements: list[LinearMeasurement] = []
-    init_each = budget.init_share(len(sizes))
-    for a in range(len(sizes)):  # loop over columns
-        values = np.asarray(_measure(ctx, ctx.counts.marginal((a,)), init_each, zcdp=zcdp, discrete=discrete,
+    init_parts = budget.init_shares(sizes, getattr(params, "init_split", 0.0))
+    for a, part in enumerate(init_parts):  # loop over columns
+        values = np.asarray(_measure(ctx, ctx.counts.marginal((a,)), part, zcdp=zcdp, discrete=discrete,
                                      rng=rng, stage="mwem-init", measured=_label(ctx, (a,))), dtype=float)
-        sd = budget.deviation(init_each, nb.histogram_l1, nb.histogram_l2)
+        sd = budget.deviation(part, nb.histogram_l1, nb.histogram_l2)
         released.append(NoisyMarginal((a,), values, sd if zcdp else sd / math.sqrt(2.0), noise))
         measurements.append(LinearMeasurement((a,), values, sd))
     measurements.extend(ctx.prior)  # a discovery's released histograms (post-processing)
-    init_sd = budget.deviation(init_each, nb.histogram_l1, nb.histogram_l2)
     compress = getattr(params, "compress", False)  # released 1-way values only (post-processing)
-    bins = bins_from_noisy([m.values for m in measurements[:len(sizes)]], init_sd) if compress else None
+    bins = bins_from_noisy([m.values for m in measurements[:len(sizes)]],
+                           [m.sigma for m in measurements[:len(sizes)]]) if compress else None
     fit_kw = {"total": ctx.n, "max_cells": params.model_cells, "coarsen": True}
     model = estimate(sizes, measurements, iterations=params.round_iterations, **fit_kw).model
     true = {c: ctx.counts.marginal(c) for c in cands}

@@ -173,6 +173,15 @@ class RoundBudget:
         """The part of each of ``count`` equal initial measurements."""
         return self.init_part / count
 
+    def init_shares(self, sizes, power: float = 0.0) -> tuple[float, ...]:
+        """The parts of the initial measurements of columns of ``sizes`` values (public), in proportion to
+        size**``power`` (0: equal, :meth:`init_share`); they sum to at most the initial part."""
+        if power == 0.0 or not len(sizes):
+            return (self.init_share(len(sizes)),) * len(sizes)
+        weights = [float(s) ** power for s in sizes]
+        scale = self.init_part * (1.0 - 1e-12) / math.fsum(weights)  # float parts never sum past init_part
+        return tuple(w * scale for w in weights)
+
     def take(self) -> tuple[float, float, bool]:
         """(selection part, measurement part, last round?) of the next round."""
         part, last = self.per_round, False

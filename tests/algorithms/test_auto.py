@@ -241,3 +241,23 @@ def test_init_fraction_reads_the_budget_left_and_the_public_n():
     assert after == round(auto.init_fraction(n=1_500, rho=rho / 2, sizes=[8, 8, 8]), 4)
     assert after == pytest.approx((fresh + 0.1) * math.sqrt(2) - 0.1, rel=1e-3) and after > fresh
     assert "init_fraction" not in auto.chosen(_wide_ctx(1e6, 0.0), auto.Params())[4]  # 500 true rows, n public 10⁶
+
+
+def test_init_split_shares_the_init_part_by_size():
+    """``init_split`` (:data:`~dpsynth.algorithms.auto.INIT_SPLIT`): the initial parts are ∝ s^(2/3) and sum to
+    the initial part (never past it); auto sets it under zCDP only where the columns' sizes differ."""
+    from dpsynth.privacy.allocation import RoundBudget
+
+    budget = RoundBudget(1.0, init_fraction=0.3, iterations=20, select_fraction=0.1, zcdp=True)
+    parts = budget.init_shares([1, 8, 27], auto.INIT_SPLIT)
+    assert parts[1] / parts[0] == pytest.approx(4.0) and parts[2] / parts[0] == pytest.approx(9.0)
+    assert budget.init_part * (1 - 1e-9) <= math.fsum(parts) <= budget.init_part
+    assert budget.init_shares([5, 5], auto.INIT_SPLIT) == pytest.approx(budget.init_shares([5, 5]))
+    mixed = auto.choose(workload=[(0, 1), (1, 2)], delta=1e-6, n=2_000, epsilon=1.0, sizes=(2, 10, 30))[1]
+    assert mixed["init_split"] == round(auto.INIT_SPLIT, 4)
+    assert "init_split" not in auto.choose(workload=[(0, 1), (1, 2)], delta=1e-6, n=2_000, epsilon=1.0,
+                                           sizes=(10, 10, 10))[1]
+    assert "init_split" not in auto.choose(workload=[(0, 1), (1, 2)], delta=0.0, n=2_000, epsilon=1.0,
+                                           sizes=(2, 10, 30))[1]
+    assert "init_split" not in auto.choose(workload=[(0, 1), (1, 2)], delta=1e-6, n=200_000, epsilon=1.0,
+                                           sizes=(2, 10, 30))[1]  # a large table: v above SPLIT_SIGNAL

@@ -46,6 +46,10 @@ class Params:
     (:func:`~dpsynth.algorithms.compression.absent_values`; post-processing of the noisy values).
     ``batch`` (``pgm``): marginals selected (exponential-mechanism draws without replacement) and measured per
     round, each paid 1/``batch`` of the round's selection and measurement parts, with one refit per round.
+    ``init_split`` (``pgm``, 0 to 1): the initial 1-way measurements share ``init_fraction`` in proportion to
+    (values of the column)**init_split; 0, the default, is equal parts.  A count's noise adds about its
+    deviation to a marginal's L1 error per value, so under zCDP (deviation ∝ 1/√ρ) the summed expected error
+    Σ sᵢ/√ρᵢ is least for ρᵢ ∝ sᵢ^(2/3) (``auto``'s choice, :data:`~dpsynth.algorithms.auto.INIT_SPLIT`).
     """
 
     variant: Literal["pgm", "paper"] | None = None
@@ -71,6 +75,7 @@ class Params:
     compress: bool = False
     absent: bool = False
     batch: int = 1
+    init_split: float = 0.0
 
     def resolved(self, variant: Variant, accounting: Literal["pure", "zcdp"]) -> Params:
         """A copy with the variant, its defaults and the accounting filled in."""
@@ -89,6 +94,8 @@ class Params:
             raise ConfigError(f"{_P}.mw_passes: must be >= 0, got {self.mw_passes}")
         if self.select_fraction is not None and not 0 < self.select_fraction < 1:
             raise ConfigError(f"{_P}.select_fraction: must be in (0, 1), got {self.select_fraction!r}")
+        if not 0.0 <= self.init_split <= 1.0:
+            raise ConfigError(f"{_P}.init_split: must be in [0, 1], got {self.init_split!r}")
         if self.init_fraction is not None and not 0 < self.init_fraction < 1:
             raise ConfigError(f"{_P}.init_fraction: must be in (0, 1), got {self.init_fraction!r}")
         if not 1.0 <= self.anneal < float("inf"):
