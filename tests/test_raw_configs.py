@@ -303,7 +303,7 @@ def test_session_16_second_held_out_group_is_fresh_and_varied():
 
 
 def test_session_17_held_out_group_is_fresh_and_varied():
-    """Group held-out-19 (RESERVED for issue 27's closing check of session 18): the RELAXED rules of held-out-16
+    """Group held-out-19 (run once at issue 27's closing check of session 18, seen since): the RELAXED rules of held-out-16
     (2,000-200,000 rows, 5-40 columns, "wide" 10 or more hand-schema columns: medicare_drugs 29, wives_insurance
     13, catholic_schools 12, drag_race 10), none of its datasets used before or a twin of one (TWINS gained the
     re-cuts found while picking), two under 3,000 rows (drag_race 2,320, chile_plebiscite 2,700: small tables are
