@@ -322,6 +322,12 @@ MUTANTS: list[dict] = [
          old="        scale = self.init_part * (1.0 - 1e-12) / math.fsum(weights)",
          new="        scale = self.init_part * (1.0 - 1e-12) / min(weights)",
          tests=["tests/algorithms/test_auto.py"]),
+    dict(id="discover-labels-true-non-null", file="dpsynth/data/discover/values.py",
+         why="few distinct numbers: the kept values' share is read against the column's true row count instead of "
+             "the first fine histogram's noisy total (a categorical-or-binned decision on private data, unpaid)",
+         old="        non_null = max(non_null, float(np.sum(first[0])))\n",
+         new="        non_null = max(non_null, float(np.sum(counts)))\n",
+         tests=["tests/data/test_discover_values.py"]),
     dict(id="mwem-absent-values-from-true-counts", file="dpsynth/algorithms/mwem_pgm.py",
          why="absent: the values given no mass are those the true 1-way counts hold no row of, not the released ones",
          old="    absent = absent_values(measurements, sizes) if getattr(params, \"absent\", False) else [None] * len(sizes)\n",
