@@ -300,7 +300,8 @@ def choose(*, workload, delta: float, n: float, epsilon: float, sizes,
             raw["init_split"] = round(INIT_SPLIT, 4)
         anneal = (f"; n*epsilon per cell = {per_cell:.0f} >= {ANNEAL_SIGNAL:g}: rho doubles (not quadruples) when "
                   "the model stops improving" if "anneal" in raw else "")
-        first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.2:.0f}: "
+        first = (f"; n*sqrt(2 rho/d) = {init_signal(n=n, rho=left, d=d):.0f} < {INIT_SIGNAL / 0.2:.0f} "
+                 f"(rho = {left:.4g}, what the release has left): "
                  f"{raw['init_fraction']:g} of rho measures the 1-way marginals first (the largest error of a "
                  "small table)" if "init_fraction" in raw else "")
         split = ("; the 1-way measurements share it by (column values)^(2/3), the least summed error"
