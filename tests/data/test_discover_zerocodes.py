@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from dpsynth.data.discover import discover_schema, parse_discover
-from dpsynth.data.discover.coarse import ZERO_SD, decades, fractional, reach_zero
+from dpsynth.data.discover.coarse import ZERO_SD, decades, fractional, reach_zero, with_zeros
 from dpsynth.data.discover.noise import BUCKET_MISS, ColumnBudget, coarse_grid
 from dpsynth.privacy import mechanisms
 from dpsynth.privacy.accountant import Ledger, ZCDPComposition, approx_dp_to_zcdp
@@ -81,7 +81,8 @@ def test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only(mon
 
 def test_reach_zero_from_one_for_an_integral_range_whose_zeros_stand_out():
     """Post-processing: an integral range from [0.5, 0.7) or 1 reaches 0 when the noisy zeros stand ZERO_SD sds,
-    from below as well; from 1.5 (another integer between), without the zeros, or for a real column, it does not."""
+    from below as well; from 1.5 (another integer between), without the zeros, or for a real column, it does not;
+    from anywhere when the zeros' cell passed its cut."""
     core = ((3.0, 5.0), (7.0, 10.0))  # (its support: far from 0 for the share rule)
     assert reach_zero(0.5, 10.0, core, 20, ZERO_SD) == (0.0, 10.0)
     assert reach_zero(1.0, 10.0, core, 20, ZERO_SD + 1) == (0.0, 10.0)
@@ -89,6 +90,23 @@ def test_reach_zero_from_one_for_an_integral_range_whose_zeros_stand_out():
     assert reach_zero(1.5, 10.0, core, 20, ZERO_SD) == (1.5, 10.0)
     assert reach_zero(0.5, 10.0, core, 20, ZERO_SD - 0.1) == (0.5, 10.0)
     assert reach_zero(0.5, 10.0, core, 0.0, ZERO_SD) == (0.5, 10.0)
+    # zeros past their cell's cut: 0 reached from farther (visits' 5-60), but not for a real column
+    far = ((20.0, 30.0), (50.0, 70.0))  # (too far from 0 for the share rule)
+    assert reach_zero(15.0, 100.0, far, 20, 5.0, True) == (0.0, 100.0)
+    assert reach_zero(-100.0, -15.0, ((-70.0, -50.0), (-30.0, -20.0)), 20, 5.0, True) == (-100.0, 0.0)
+    assert reach_zero(15.0, 100.0, far, 20, 5.0, False) == (15.0, 100.0)
+    assert reach_zero(15.0, 100.0, far, 0.0, 5.0, True) == (15.0, 100.0)
+
+
+def test_the_support_is_joined_by_the_zeros_only_when_their_cell_passed_and_the_range_reaches_them():
+    """Post-processing: kershaw's ``Outs`` (support from [1, 1.5), noisy zeros past their cut, range from 0) gets
+    the zero bucket in its support; not without the cut, nor when the range does not reach 0."""
+    core = ((1.0, 1.5), (3.0, 5.0))
+    assert with_zeros(core, 0.0, 20.0, 1e-6, True) == ((0.0, 1e-6), (3.0, 5.0))
+    assert with_zeros(((-5.0, -3.0), (-1.5, -1.0)), -20.0, 0.0, 1e-6, True) == ((-5.0, -3.0), (-1e-6, 0.0))
+    assert with_zeros(core, 0.0, 20.0, 1e-6, False) == core
+    assert with_zeros(core, 0.5, 20.0, 1e-6, True) == core
+    assert with_zeros(None, 0.0, 20.0, 1e-6, True) is None
 
 
 EXT = np.concatenate([[-1e15], coarse_grid(-1e9, 1e9), [1e15]])

@@ -1383,14 +1383,21 @@ MUTANTS += [
          new="    return max(float(kept.sum()), float(sums[sums > 0].sum()))\n",
          tests=["tests/data/test_discover_zerocodes.py::test_fractional_rows_spread_thin_pass_their_decades_cut_and_noise_alone_rarely"]),
     dict(id="discover-zeros-true-count", file=DCOL,
-         why="issue 27 (zeros): the exact zeros joined to the coarse support when the true count of zeros is "
-             "nonzero, not when the noisy zero cell passes its cut",
-         old="        if integral and ints[zero] > 0:  # exact zeros past their own cell's cut (one noise: coarse.reach_zero)\n",
-         new="        if integral and self.profile.profile_counts(edges)[3 + zero] > 0:\n",
+         why="issue 27 (zeros): an integral coarse range reaches 0 when the true count of zeros is nonzero, not "
+             "when the noisy zero cell passes its cut",
+         old="                            bool(ints[zero] > 0))",
+         new="                            bool(self.profile.profile_counts(edges)[3 + zero] > 0))",
          tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
     dict(id="discover-reach-zero-true-zeros", file=DCOL,
          why="issue 27 (zeros): an integral range from 1 reaches 0 by the true count of zeros, not the noisy one",
-         old="else 0.0, noisy[3 + zero] / budget.sd)",
-         new="else 0.0, self.profile.profile_counts(edges)[3 + zero] / budget.sd)",
+         old="else 0.0, noisy[3 + zero] / budget.sd,\n",
+         new="else 0.0, self.profile.profile_counts(edges)[3 + zero] / budget.sd,\n",
+         tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
+    dict(id="discover-zeros-core-true-count", file=DCOL,
+         why="issue 27 (zeros): the profile's support joined by the zero bucket (which the fine support may then "
+             "reach) when the true count of zeros is nonzero, not when the noisy zero cell passes its cut",
+         old="        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), bool(integral and ints[zero] > 0))\n",
+         new="        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), "
+             "bool(integral and self.profile.profile_counts(edges)[3 + zero] > 0))\n",
          tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
 ]

@@ -42,7 +42,7 @@ import numpy as np
 from dpsynth.data.discover.noise import ColumnBudget, support
 
 __all__ = ["GAP", "ISOLATED_SHARE", "RUNS", "ZERO_REACH", "ZERO_SD", "around", "coarse_support", "decades", "fractional", "isolated",
-           "margins", "mirror", "reach_zero"]
+           "margins", "mirror", "reach_zero", "with_zeros"]
 
 ZERO_REACH = 0.25
 """A coarse support of one sign whose end nearer 0 lies within this share of its width from 0 is widened to 0
@@ -200,19 +200,25 @@ def mirror(per_bucket: np.ndarray, ext: np.ndarray, first: int, last: int, budge
     return int(ends[d] - 1) if a < 0.0 else int(starts[d])  # (its outer bucket: where in it is not known)
 
 
-def reach_zero(lo: float, hi: float, core, floor: float = 0.0, zeros: float = 0.0) -> tuple[float, float]:
+def reach_zero(lo: float, hi: float, core, floor: float = 0.0, zeros: float = 0.0,
+               passed: bool = False) -> tuple[float, float]:
     """The coarse range [``lo``, ``hi``) widened to 0 when the buckets' support ``core`` (((first bucket's
     edges), (last bucket's edges)), or None) holds one sign, its end nearer 0 is within :data:`ZERO_REACH` of its
     width from 0 (a year's [1500, 3000) is not) and the range's end nearer 0 is farther from 0 than ``floor``
     (an integral column: 2·bins; the few integers nearer 0 have buckets of their own, and a range widened by
     them may change its fine cells from pairs of integers to single ones, whose noise hides a thin tail).
-    An integral range (``floor`` > 0) whose end nearer 0 is within 1 of it reaches 0 when the profile's noisy
-    cell of exact zeros stands ``zeros`` ≥ :data:`ZERO_SD` sds (one test, not a family's cut): the next integer
-    toward 0 is 0 itself, one more fine cell (issue 27, session 19: kershaw's ``Outs``, 0-3 with 10% zeros, had
-    bounds [1, 3] on seed 2).  Post-processing of the profile's output."""
-    if floor > 0 and zeros >= ZERO_SD and 0.0 < lo <= 1.0:
+    An integral range (``floor`` > 0) reaches 0 when the profile's noisy cell of exact zeros ``passed`` its cut
+    (the cut of one cell's noise, under the cut of the zero bucket's two cells that the support reads), or when
+    its end nearer 0 is within 1 of it and that cell stands ``zeros`` ≥ :data:`ZERO_SD` sds (one test, not a
+    family's cut: the next integer toward 0 is 0 itself, one more fine cell).  Issue 27, session 19:
+    belgian_budgets' ``age`` (codes 0-4, 212 zeros: noisy 221 against a cell's cut of 166 and the pair's 220)
+    had its support start at [1, 1.5), its margins at [0.5, 0.7) and bounds [1, 4] (1-way TV 0.082 against
+    0.012 by hand); kershaw's ``Outs`` (0-3, 10% zeros), bounds [1, 3] on seed 2.  Post-processing of the
+    profile's output."""
+    near = passed or zeros >= ZERO_SD
+    if floor > 0 and near and 0.0 < lo and (passed or lo <= 1.0):
         lo = 0.0
-    if floor > 0 and zeros >= ZERO_SD and -1.0 <= hi < 0.0:
+    if floor > 0 and near and hi < 0.0 and (passed or hi >= -1.0):
         hi = 0.0
     if core is None:
         return lo, hi
@@ -222,6 +228,21 @@ def reach_zero(lo: float, hi: float, core, floor: float = 0.0, zeros: float = 0.
     if -floor > hi and b >= -ZERO_REACH * (b - a):
         return lo, 0.0
     return lo, hi
+
+
+def with_zeros(core, lo: float, hi: float, zero_top: float, passed: bool):
+    """The profile's support ``core`` joined by the zero bucket [0, ``zero_top``) when the coarse range reaches 0
+    past it and the zeros' own noisy cell ``passed`` its cut (:func:`reach_zero`), so that the fine support may
+    reach the zeros' cell too (:func:`~dpsynth.data.discover.zoom.widen`).  Issue 27, session 19: kershaw's
+    ``Outs`` (0-3, noisy 348 zeros against a cut of 271), whose skewed fine cells put 0 apart, reached 0 in its
+    coarse range and still got bounds [1, 4].  Post-processing of the profile's output."""
+    if core is None or not passed:
+        return core
+    if lo == 0.0 and core[0][0] > 0.0:
+        return ((0.0, zero_top), core[-1])
+    if hi == 0.0 and core[-1][1] < 0.0:
+        return (core[0], (-zero_top, 0.0))
+    return core
 
 
 def around(found: tuple[int, int], ext: np.ndarray, width: int, integral: bool) -> np.ndarray:

@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from dpsynth.data.discover.coarse import around, coarse_support, fractional, margins, reach_zero
+from dpsynth.data.discover.coarse import around, coarse_support, fractional, margins, reach_zero, with_zeros
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
@@ -287,8 +287,6 @@ class ColumnDiscovery:
         pair = budget.split(0.5)[0] if budget.zcdp else ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
                                                                        budget.ledger, budget.rng, budget.name)
         found = coarse_support(per_bucket, ext, pair)  # (pair: the cuts of a bucket's two noises)
-        if integral and ints[zero] > 0:  # exact zeros past their own cell's cut (one noise: coarse.reach_zero)
-            found = (min(found[0], zero), max(found[1], zero)) if found is not None else (zero, zero)
         if found is not None:  # the buckets the profile found rows in (zoom.widen): first and last bucket's edges
             self.core = tuple((float(ext[i]), float(ext[i + 1])) for i in found)
         else:  # nothing stands out: where the noisy sums of FALLBACK_WINDOW adjacent buckets peak
@@ -299,7 +297,9 @@ class ColumnDiscovery:
         shown = around(found, ext, COARSE_MARGIN, bool(integral))
         self.margins = margins(per_bucket, ext, found, shown, pair.sd, ends=True) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
-                            2 * (self.hint.bins or self.spec.bins) if integral else 0.0, noisy[3 + zero] / budget.sd)
+                            2 * (self.hint.bins or self.spec.bins) if integral else 0.0, noisy[3 + zero] / budget.sd,
+                            bool(ints[zero] > 0))  # (the zeros' own noisy cell: past ZERO_SD sds, past the cut)
+        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), bool(integral and ints[zero] > 0))
         hi = max(hi, lo + 1.0)
         few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
         if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:
