@@ -49,11 +49,12 @@ ZERO_REACH = 0.25
 (:func:`reach_zero`)."""
 
 ZERO_SD = 2.0
-"""An integral range ending within 1 of 0 reaches 0 when the noisy count of exact zeros stands this many sds
-(:func:`reach_zero`).  Without the test (seen tables, seeds 2 and 3: 2,205 integral columns), 11 columns with
-no 0 gained a 0 bin, since first fine cells of width 2 lump a 0 with the 1s (city_weather's ``month``: bounds
-[0, 13]), and 19 with zeros did; with it, 1 (star's ``system2``) and 13 (thin zeros are not reached:
-infant_pneumonia's ``agepn``, 2.3%)."""
+"""An integral range of few integers ending within 1 of 0 reaches 0 when the noisy count of exact zeros stands
+this many sds (:func:`reach_zero`).  Seen tables, seeds 2 and 3 (~2,200 integral columns): without the test, 11
+columns with no 0 gained a 0 bin (first fine cells of width 2 lump a 0 with the 1s: city_weather's ``month``,
+bounds [0, 13]) beside 19 with zeros; with it, 1 and 13; wide ranges reached 0 from 1 only reshuffled their
+noise (star's ``experience2``, [1, 100): its first fine cell [0, 3) held 0 already), so few integers only: 8
+columns with zeros gained a 0 bin (with the zeros' own cut), none without, none lost one."""
 
 GAP = 3
 """Decades of magnitude between a kept decade run and the nearest run joined to the data beyond which the run is
@@ -209,16 +210,17 @@ def reach_zero(lo: float, hi: float, core, floor: float = 0.0, zeros: float = 0.
     them may change its fine cells from pairs of integers to single ones, whose noise hides a thin tail).
     An integral range (``floor`` > 0) reaches 0 when the profile's noisy cell of exact zeros ``passed`` its cut
     (the cut of one cell's noise, under the cut of the zero bucket's two cells that the support reads), or when
-    its end nearer 0 is within 1 of it and that cell stands ``zeros`` ≥ :data:`ZERO_SD` sds (one test, not a
-    family's cut: the next integer toward 0 is 0 itself, one more fine cell).  Issue 27, session 19:
+    its end nearer 0 is within 1 of it, its other end within ``floor`` (few integers, one fine cell each) and that
+    cell stands ``zeros`` ≥ :data:`ZERO_SD` sds (one test, not a family's cut: the next integer toward 0 is 0
+    itself, one more fine cell; star's ``experience2``, [1, 100), already had 0 in its first fine cell [0, 3)).  Issue 27, session 19:
     belgian_budgets' ``age`` (codes 0-4, 212 zeros: noisy 221 against a cell's cut of 166 and the pair's 220)
     had its support start at [1, 1.5), its margins at [0.5, 0.7) and bounds [1, 4] (1-way TV 0.082 against
     0.012 by hand); kershaw's ``Outs`` (0-3, 10% zeros), bounds [1, 3] on seed 2.  Post-processing of the
     profile's output."""
-    near = passed or zeros >= ZERO_SD
-    if floor > 0 and near and 0.0 < lo and (passed or lo <= 1.0):
+    near = passed or zeros >= ZERO_SD  # (from within 1 only for few integers: wider cells from 1 hold 0 already)
+    if floor > 0 and near and 0.0 < lo and (passed or (lo <= 1.0 and hi <= floor)):
         lo = 0.0
-    if floor > 0 and near and hi < 0.0 and (passed or hi >= -1.0):
+    if floor > 0 and near and hi < 0.0 and (passed or (hi >= -1.0 and lo >= -floor)):
         hi = 0.0
     if core is None:
         return lo, hi
