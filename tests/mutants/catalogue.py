@@ -1368,4 +1368,36 @@ MUTANTS += [
          old="    mass = np.clip(noisy[:last + 1], 0.0, None).astype(float)\n",
          new="    mass = disc.profile.counts.cell_counts(np.append(-mags[::-1], 1e300))[:-1][::-1].astype(float)\n",
          tests=["tests/data/test_discover_signs.py::test_the_other_side_reads_only_noisy_counts"]),
+    # session 19: exact zeros beside small integers, fractional shares spread thin near 0 (coarse.py)
+    dict(id="discover-fractional-true-counts", file=DCOL,
+         why="issue 27 (zeros): whether a column is integral read off its true fractional numbers per decade, not "
+             "the profile's noisy fractional cells",
+         old="            integral = bool(fractional(fracs, noisy[3 + nb:], ext, budget) <= max(cut, FRACTION_SHARE * numbers))\n",
+         new="            integral = bool(fractional(fracs, self.profile.profile_counts(edges)[3 + nb:] * 1.0, ext, budget) "
+             "<= max(cut, FRACTION_SHARE * numbers))\n",
+         tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
+    dict(id="discover-fractional-no-cut", file="dpsynth/data/discover/coarse.py",
+         why="issue 27 (zeros): a decade's fractional cells counted when their noisy sum is positive (no cut): "
+             "noise alone makes integral columns fractional",
+         old="    return max(float(kept.sum()), float(sums[sums >= cut].sum()))\n",
+         new="    return max(float(kept.sum()), float(sums[sums > 0].sum()))\n",
+         tests=["tests/data/test_discover_zerocodes.py::test_fractional_rows_spread_thin_pass_their_decades_cut_and_noise_alone_rarely"]),
+    dict(id="discover-zeros-true-count", file=DCOL,
+         why="issue 27 (zeros): an integral coarse range reaches 0 when the true count of zeros is nonzero, not "
+             "when the noisy zero cell passes its cut",
+         old="                            bool(ints[zero] > 0))",
+         new="                            bool(self.profile.profile_counts(edges)[3 + zero] > 0))",
+         tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
+    dict(id="discover-reach-zero-true-zeros", file=DCOL,
+         why="issue 27 (zeros): an integral range from 1 reaches 0 by the true count of zeros, not the noisy one",
+         old="else 0.0, noisy[3 + zero] / budget.sd,\n",
+         new="else 0.0, self.profile.profile_counts(edges)[3 + zero] / budget.sd,\n",
+         tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
+    dict(id="discover-zeros-core-true-count", file=DCOL,
+         why="issue 27 (zeros): the profile's support joined by the zero bucket (which the fine support may then "
+             "reach) when the true count of zeros is nonzero, not when the noisy zero cell passes its cut",
+         old="        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), bool(integral and ints[zero] > 0))\n",
+         new="        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), "
+             "bool(integral and self.profile.profile_counts(edges)[3 + zero] > 0))\n",
+         tests=["tests/data/test_discover_zerocodes.py::test_the_zeros_and_the_fractional_decades_are_read_off_noisy_counts_only"]),
 ]

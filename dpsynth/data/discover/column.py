@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from dpsynth.data.discover.coarse import around, coarse_support, margins, reach_zero
+from dpsynth.data.discover.coarse import around, coarse_support, fractional, margins, reach_zero, with_zeros
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
@@ -275,14 +275,14 @@ class ColumnDiscovery:
             self.learned.append(f"type {kind} (noisy text, date and number counts)")
         if kind in ("categorical", "datetime"):
             return kind, integral, None
-        if integral is None:
-            integral = bool(fracs.sum() <= max(cut, FRACTION_SHARE * numbers))
+        ext = np.concatenate([[OUTER_RANGE[0]], edges, [OUTER_RANGE[1]]])  # the outer buckets end at the outer range
+        if integral is None:  # (fractional rows spread thin: their cells summed per decade, coarse.fractional)
+            integral = bool(fractional(fracs, noisy[3 + nb:], ext, budget) <= max(cut, FRACTION_SHARE * numbers))
             self.learned.append(f"integer: {str(integral).lower()} (noisy fractional count)")
         zero = int(np.searchsorted(edges, 0.0, side="right"))  # the bucket [0, 1e-6): exact zeros of an integral column
         self.zero_spike = bool(ints[zero] + fracs[zero] > max(cut, numbers / (self.hint.bins or self.spec.bins)))
         self.zeros = (float(ints[zero]), budget.sd)  # the exact zeros (integral numbers in [0, 1e-6)): points.py
         per_bucket = noisy[3:3 + nb] + noisy[3 + nb:]  # two noises per bucket: the cuts of twice the variance
-        ext = np.concatenate([[OUTER_RANGE[0]], edges, [OUTER_RANGE[1]]])  # the outer buckets end at the outer range
         self.evidence.buckets = (ext, per_bucket, budget.sd * math.sqrt(2.0))  # (fuse.py)
         pair = budget.split(0.5)[0] if budget.zcdp else ColumnBudget(budget.amount / math.sqrt(2.0), False, budget.l1,
                                                                        budget.ledger, budget.rng, budget.name)
@@ -293,12 +293,13 @@ class ColumnDiscovery:
             w = min(FALLBACK_WINDOW, per_bucket.size)
             start = int(np.argmax(window_sums(per_bucket, w)))
             found = (start, start + w - 1)
-        # A tail too thin to pass would be clamped for good: widen by COARSE_MARGIN buckets each side (the fine
-        # histogram trims the range again, finer; an integral column's range ends in a bucket with an integer).
+        # COARSE_MARGIN buckets each side, or a thin tail is clamped for good (the fine histogram trims; coarse.around)
         shown = around(found, ext, COARSE_MARGIN, bool(integral))
         self.margins = margins(per_bucket, ext, found, shown, pair.sd, ends=True) if self.core is not None else ()
         lo, hi = reach_zero(float(ext[shown[0]]), float(ext[shown[-1] + 1]), self.core,
-                            2 * (self.hint.bins or self.spec.bins) if integral else 0.0)  # (coarse.py)
+                            2 * (self.hint.bins or self.spec.bins) if integral else 0.0, noisy[3 + zero] / budget.sd,
+                            bool(ints[zero] > 0))  # (the zeros' own noisy cell: past ZERO_SD sds, past the cut)
+        self.core = with_zeros(self.core, lo, hi, float(ext[zero + 1]), bool(integral and ints[zero] > 0))
         hi = max(hi, lo + 1.0)
         few = hi - lo <= 2 * (self.hint.bins or self.spec.bins)
         if typed_here and integral and few and 0 < int(kept[1]) >= TEXT_SHARE * self.non_null:
