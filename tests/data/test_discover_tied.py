@@ -117,3 +117,45 @@ def test_kept_integers_are_weighed_against_the_first_histograms_rows_too():
     assert tied.held_most(col(None), kept, 12.0)  # (the profile's rows alone: held, as before)
     cells = np.concatenate([[760.0], np.full(9, 95.0)])  # (1,615 rows over the coarse range)
     assert not tied.held_most(col((cells, 12.0)), kept, 12.0)
+
+
+def _zips(n: int = 21_613, seed: int = 3) -> pd.DataFrame:
+    """King County's ZIP codes as session 19's check met them: 70 codes in 98001-98199 of 0.3-3 % of the rows each,
+    beside enough other columns (20) that each column's share is thin, as in a zero-config release."""
+    rng = np.random.default_rng(seed)
+    codes = np.sort(rng.choice(np.arange(98001, 98200), size=70, replace=False))
+    weights = rng.gamma(2.0, 1.0, size=70)
+    cols = {"zipcode": rng.choice(codes, size=n, p=weights / weights.sum())}
+    for i in range(20):
+        cols[f"x{i}"] = rng.integers(0, 1000, size=n)
+    return pd.DataFrame(cols)
+
+
+def test_codes_in_one_wide_cell_keep_their_kept_integers_as_bins_and_values():
+    """The first fine histogram holds every ZIP code in the cell [98000, 100000): it cannot place an edge, and a
+    selection keeping codes that hold about half the rows made it one bin decoded uniformly over the cell (codes
+    up to 100,000 that do not exist).  With ``tied.one_cell_held`` the kept codes give bins and bounds inside the
+    data's range on every seed.  (A thinner budget leaves the bin too, the selection keeping under half the rows or
+    not asked: a zoom into the one cell is not built.)"""
+    table = _zips()
+    hits = 0
+    for seed in range(3):
+        spec = parse_discover({"epsilon": 5.0, "delta": 1e-6})  # (the selection keeps codes of ~75 % of the rows)
+        found = discover_schema(table, spec, ledger=Ledger(spec.epsilon, spec.delta), rng=np.random.default_rng(seed))
+        col = found.schema["columns"]["zipcode"]
+        edges = col.get("edges") or [col.get("lower"), col.get("upper")]
+        assert 98000 <= edges[0] and edges[-1] <= 98200, (seed, col)
+        assert len(edges) >= 4, (seed, col)
+        hits += any("in one cell" in line for line in found.columns["zipcode"]["learned"])
+    assert hits == 3  # (on main: "not tied", the one bin [98000, 100000] on every seed)
+
+
+def test_one_cell_held_needs_two_kept_integers_holding_half_the_rows():
+    from types import SimpleNamespace
+
+    def col(non_null):
+        return SimpleNamespace(non_null=non_null, evidence=SimpleNamespace(first=None), learned=[])
+    two = (np.array([98004, 98103]), np.array([300.0, 260.0]))
+    assert tied.one_cell_held(col(1_000.0), two)
+    assert not tied.one_cell_held(col(1_200.0), two)  # 47 % of the rows: the histogram's bin stays
+    assert not tied.one_cell_held(col(300.0), (np.array([98004]), np.array([300.0])))  # one integer: no bins
