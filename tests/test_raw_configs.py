@@ -325,7 +325,7 @@ def test_session_17_held_out_group_is_fresh_and_varied():
 
 
 def test_session_18_held_out_group_is_fresh_and_varied():
-    """Group held-out-20 (RESERVED for issue 27's closing check of session 19): the RELAXED rules of held-out-16
+    """Group held-out-20 (run once at issue 27's closing check of session 19, seen since): the RELAXED rules of held-out-16
     (2,000-200,000 rows, 5-40 columns, "wide" 10 or more hand-schema columns: all seven, king_county_homes 20),
     none of its datasets used before or a twin of one (TWINS gained the re-cuts found while picking), two under
     3,000 rows (dengue_regions 2,000, marrow_transplants 2,279: small tables are the known weak spot). Five come
