@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Self
 
+import numpy as np
 import pandas as pd
 
 from dpsynth.data.source import DEFAULT, InputOptions, first_ragged_row, ragged_message
@@ -322,7 +323,10 @@ def _csv_chunk(chunk, *, header: bool) -> bytes:
     if any(not w or _CSV_SPECIAL.search(w) for w in words) or any(pa.types.is_string(t) for t in table.schema.types) \
             or (table.num_columns == 1 and table.column(0).null_count):
         # (pandas quotes a one-column null as "": arrow's unquoted empty field is a blank line, which readers skip)
-        return chunk.to_pandas().to_csv(index=False, header=header).encode("utf-8")
+        df = chunk.to_pandas()
+        for i in np.flatnonzero((df.dtypes == "float64").to_numpy()):  # floats as Arrow writes them (3, not 3.0):
+            df.isetitem(int(i), pa.array(df.iloc[:, i].to_numpy(), from_pandas=True).cast(pa.string()).to_pandas())
+        return df.to_csv(index=False, header=header).encode("utf-8")  # (a code "75" comes back as 75, not 75.0)
     plain = pa.Table.from_arrays([c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c for c in table.columns],
                                  names=table.column_names)
     buf = io.BytesIO()

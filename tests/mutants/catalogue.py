@@ -633,8 +633,8 @@ MUTANTS += [
          tests=["tests/privacy/test_replay.py", *T_DISC]),
     dict(id="discover-discrete-true-cells", file=DCOL,
          why="issue 27: a column of few distinct numbers recognised on the true fine-cell counts",
-         old="        discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))\n",
-         new="        discrete = self._discrete(self.profile.cell_counts(grid) * 1.0, found, first, delta) and \\\n"
+         old="        discrete = few_numbers(self, noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))\n",
+         new="        discrete = few_numbers(self, self.profile.cell_counts(grid) * 1.0, found, first, delta) and \\\n"
              "            (not integral or refuted(self, grid, noisy, first))\n",
          tests=T_DISC),
     dict(id="discover-lattice-refuted-true-cells", file="dpsynth/data/discover/lattice.py",
@@ -723,6 +723,18 @@ MUTANTS += [
          old="    own = ~np.isin(values, pub)\n",
          new="    own = np.ones(values.size, dtype=bool)\n",
          tests=["tests/data/test_discover_heaps.py"]),
+    dict(id="discover-codes-true-cells", file="dpsynth/data/discover/codes.py",
+         why="issue 27 (session 19): whether a zoom's cells show few distinct numbers (the heaps reserve then runs "
+             "partition selection over the observed values) read off their true counts, not the noisy ones",
+         old="    counts = np.asarray(ev.cell_counts, dtype=float)\n",
+         new="    counts = np.asarray(disc.profile.cell_counts(np.asarray(ev.cells, dtype=float)), dtype=float)\n",
+         tests=["tests/data/test_discover_zoomcodes.py"]),
+    dict(id="discover-codes-reserve-spent-twice", file="dpsynth/data/discover/codes.py",
+         why="issue 27 (session 19): the heaps reserve spent on partition selection over a zoom's few distinct "
+             "numbers and then again on the heaps selection (the column spends more than its allotment)",
+         old="    disc._spikes = None  # (the reserve goes to the values: no heaps selection, no cells again)\n",
+         new="",
+         tests=["tests/data/test_discover_zoomcodes.py"]),
     dict(id="discover-heaps-settle-true-counts", file="dpsynth/data/discover/heaps.py",
          why="issue 27 (session 13): where a real column's heaps reserve goes (heaps selection or its cells again), "
              "and the averaged cells' edges, read off the true counts of its last fine cells",
@@ -1105,8 +1117,8 @@ MUTANTS += [
          tests=["tests/data/test_discover_values.py::test_the_few_numbers_point_masses_are_read_off_noisy_counts"]),
     dict(id="discover-label-points-true-counts", file=DVAL,
          why="issue 27 (session 13): the kept values that get a point bin chosen on their true counts",
-         old="    keep = np.isfinite(values) & (noisy >= HEAP_SHARE * non_null / bins)",
-         new="    keep = np.isfinite(values) & (counts[sel.idx] >= HEAP_SHARE * non_null / bins)",
+         old="    keep = np.isfinite(values) & (noisy >= heap * non_null / bins)",
+         new="    keep = np.isfinite(values) & (counts[sel.idx] >= heap * non_null / bins)",
          tests=["tests/data/test_discover_values.py::test_the_few_numbers_point_masses_are_read_off_noisy_counts"]),
     dict(id="discover-labels-outside-true-cells", file=DVAL,
          why="issue 27 (session 13): whether rows lie outside the kept few numbers' cells read off the true fine "

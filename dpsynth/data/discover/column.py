@@ -13,11 +13,12 @@ from functools import partial
 import numpy as np
 
 from dpsynth.data.discover.coarse import around, coarse_support, fractional, margins, reach_zero, with_zeros
+from dpsynth.data.discover.codes import few_numbers, settled
 from dpsynth.data.discover.dates import discover_datetime
 from dpsynth.data.discover.dense import dense_run, measure_dense
 from dpsynth.data.discover.evidence import Evidence
 from dpsynth.data.discover.fuse import fused
-from dpsynth.data.discover.heaps import again, asked, settle, waits
+from dpsynth.data.discover.heaps import again, asked, waits
 from dpsynth.data.discover.ident import ID_SHARE, identifier, wants_screen
 from dpsynth.data.discover.kind import KIND_SHARE, text_kind
 from dpsynth.data.discover.lattice import ask as lattice_step
@@ -50,7 +51,6 @@ from dpsynth.data.discover.tail import reached
 from dpsynth.data.discover.tied import kept_sides, past_mass, per_integer, tied_or_spread, which
 from dpsynth.data.discover.values import (
     Selected,
-    few_distinct,
     label_values,
     points_of,
     seen_integers,
@@ -426,8 +426,10 @@ class ColumnDiscovery:
             self.evidence.kept = (values, mass)  # the decoder draws the kept integers within each bin
             edges = quantile_edges(np.concatenate([values - 0.5, [values[-1] + 0.5]]), mass, bins, lo, hi)
             self.learned.append(f"{len(edges) - 1} bins with edges at quantiles of the kept integers' noisy counts")
-        elif equal or (weights := settle(self, weights, bins)) is None:  # (heaps.settle: the reserve, if any)
+        elif equal or (weights := settled(self, weights, bins)) is None:  # (heaps.settle: the reserve, if any)
             edges = np.unique(np.round(np.linspace(lo, hi, bins + 1))) if integral else np.linspace(lo, hi, bins + 1)
+        elif self.labels is not None:  # (codes.settled: few distinct numbers in the last fine cells)
+            return {"type": "categorical", "categories": self.labels}
         elif not integral and (spaced := spaced_bins(self, budget, lo, hi, bins)) is not None:  # a bin each
             edges, equal = spaced, True  # (the point masses' bins added below, none beside them: spaced_bins)
         else:
@@ -507,7 +509,7 @@ class ColumnDiscovery:
         mass: np.ndarray | None = None  # and the mass placing their edges (tied.past_mass)
         few, units = which(noisy, found, first, width, integral=integral and self.log_from is None, non_null=self.non_null,
                            most=min(fill, UNIT_CELLS), few_cells=FEW_CELLS, concentrated=CONCENTRATED)  # (tied.py)
-        discrete = self._discrete(noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
+        discrete = few_numbers(self, noisy, found, first, delta) and (not integral or refuted(self, grid, noisy, first))
         if discrete and label_values(self, rest, delta, (noisy, first)):
             return lo, hi, None, None
         ask = asked(noisy, first, self.non_null, self.hint.bins or self.spec.bins, integral=bool(integral),
@@ -589,11 +591,6 @@ class ColumnDiscovery:
         self.learned.append(f"bounds [{new_lo:g}, {new_hi:g}] (noisy fine histogram)")
         mass = np.clip(noisy, 0, None).astype(float) if mass is None else mass
         return new_lo, new_hi, (grid[a:b + 2], mass[a:b + 1]), None
-
-    def _discrete(self, noisy: np.ndarray, found, budget: ColumnBudget, delta: float) -> bool:
-        """Whether a fine histogram shows few distinct numbers (:func:`~dpsynth.data.discover.values.few_distinct`)."""
-        return delta > 0 and self.hint.type is None and \
-            few_distinct(noisy, found, budget, max_categories=self.spec.max_categories)
 
     def _cells(self, grid: np.ndarray, noisy: np.ndarray, sd: float) -> None:
         self.evidence.cells, self.evidence.cell_sd = np.asarray(grid, dtype=float), float(sd)

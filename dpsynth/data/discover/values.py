@@ -216,13 +216,14 @@ def select_numbers(budget: ColumnBudget, labels: np.ndarray, counts: np.ndarray,
          "selection (each decodes exactly)")])
 
 
-def label_values(col, budget: ColumnBudget, delta: float, first=None) -> bool:
+def label_values(col, budget: ColumnBudget, delta: float, first=None, heap: float = HEAP_SHARE) -> bool:
     """Partition selection over the values of a column of few distinct numbers (``col`` a
     :class:`~dpsynth.data.discover.column.ColumnDiscovery`; the rest of its budget, :func:`select_numbers`):
     True and ``col.labels`` set when they are its values (:data:`LABELS_ALL`, and ``first``, the first fine
     histogram's noisy counts over ``col.first_grid`` and its budget, shows no rows outside the kept values'
-    cells: :func:`outside`); else False, the released values that hold a heap's share kept for
-    :func:`label_points` (post-processing of the selection's and the histogram's noisy counts).
+    cells: :func:`outside`); else False, the released values that hold ``heap``/bins of the rows kept for
+    :func:`label_points` (:mod:`~dpsynth.data.discover.codes`: any released value) (post-processing of the
+    selection's and the histogram's noisy counts).
 
     The kept values' share is read against the larger of the profile's noisy non-null count and the first fine
     histogram's noisy total, as ``tied.held_most`` does: the profile's count is biased low where rows spread over
@@ -250,7 +251,7 @@ def label_values(col, budget: ColumnBudget, delta: float, first=None) -> bool:
     values = pd.to_numeric(pd.Series(labels[sel.idx] if labels.size else [], dtype=object),
                            errors="coerce").to_numpy(dtype=float)
     bins = col.hint.bins or col.spec.bins
-    keep = np.isfinite(values) & (noisy >= HEAP_SHARE * non_null / bins)  # (0 too: column._points skips the profile's)
+    keep = np.isfinite(values) & (noisy >= heap * non_null / bins)  # (0 too: column._points skips the profile's)
     if col.integral:
         keep &= values == np.round(values)
     order = np.argsort(values[keep])
